@@ -1,0 +1,30 @@
+# Two commands do all set-up on a fresh machine:
+#   make start   install into .venv (first time only) and open the workbench
+#   make test    install into .venv (first time only) and run the test suite
+# TORCH_SPEC picks the torch build: the default is the CPU wheel this project develops on;
+# on a CUDA machine use e.g. `make test TORCH_SPEC=torch` or install into an existing venv.
+
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+PYTEST_ARGS ?=
+
+.PHONY: start test install clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+start: $(VENV)/.installed
+	$(VENV)/bin/d2k-workbench
+
+test: $(VENV)/.installed
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV)

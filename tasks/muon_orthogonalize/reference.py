@@ -1,0 +1,69 @@
+"""Reference semantics for the ``muon_orthogonalize`` task.
+
+The operator is the Muon optimizer's orthogonalisation step with the five
+Polar Express coefficient triples: normalise each matrix by its Frobenius
+norm, then apply five odd matrix polynomials ``X <- a X + (b A + c A^2) X``
+with ``A = X X^T``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+COEFFS: tuple[tuple[float, float, float], ...] = (
+    (8.28721201814563, -23.595886519098837, 17.300387312530933),
+    (4.107059111542203, -2.9478499167379106, 0.5448431082926601),
+    (3.9486908534822946, -2.908902115962949, 0.5518191394370137),
+    (3.3184196573706015, -2.488488024314874, 0.51004894012372),
+    (2.300652019954817, -1.6689039845747493, 0.4188073119525673),
+)
+"""The five Polar Express (a, b, c) triples, applied in this order."""
+
+STEPS: int = len(COEFFS)
+NORM_SCALE: float = 1.01
+NORM_EPS: float = 1e-7
+
+
+def _check(G: torch.Tensor, steps: int) -> None:
+    """Raise ``ValueError`` unless ``G`` and ``steps`` meet the contract."""
+    if steps != STEPS:
+        raise ValueError(f"steps must be {STEPS} (one per Polar Express triple), got {steps}")
+    if G.ndim != 3:
+        raise ValueError(f"G must be 3-D [B, M, N], got shape {tuple(G.shape)}")
+    if G.dtype != torch.bfloat16:
+        raise ValueError(f"G must be bfloat16, got {G.dtype}")
+    if G.shape[1] > G.shape[2]:
+        raise ValueError(f"G must have M <= N, got M={G.shape[1]}, N={G.shape[2]}")
+
+
+def _normalise(G: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Divide each matrix by (its Frobenius norm * 1.01 + 1e-7), computed in ``dtype``."""
+    X = G.to(dtype)
+    norm = torch.linalg.matrix_norm(X, ord="fro", keepdim=True)
+    return X / (norm * NORM_SCALE + NORM_EPS)
+
+
+def _iterate(X: torch.Tensor) -> torch.Tensor:
+    """Apply the five polynomial steps in X's own dtype."""
+    for a, b, c in COEFFS:
+        A = X @ X.mT
+        B = b * A + c * (A @ A)
+        X = a * X + B @ X
+    return X
+
+
+def reference(G: torch.Tensor, steps: int) -> torch.Tensor:
+    """Float16 reference: fp32 normalisation, then five steps as float16 torch ops.
+
+    ``G`` is a contiguous bfloat16 tensor ``[B, M, N]`` with ``M <= N`` and
+    ``steps`` must be 5. Returns a new contiguous float16 tensor ``[B, M, N]``.
+    """
+    _check(G, steps)
+    X = _normalise(G, torch.float32).to(torch.float16)
+    return _iterate(X).contiguous()
+
+
+def exact(G: torch.Tensor, steps: int) -> torch.Tensor:
+    """Float64 oracle: the same normalisation and five steps, all in float64."""
+    _check(G, steps)
+    return _iterate(_normalise(G, torch.float64)).contiguous()

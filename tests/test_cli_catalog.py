@@ -1,0 +1,66 @@
+"""The catalogue commands as a user runs them: output, exit codes, stderr."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from workbench.cli import app
+
+runner = CliRunner()
+
+
+def test_tasks_lists_muon_with_three_workloads() -> None:
+    result = runner.invoke(app, ["tasks"])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if "muon_orthogonalize" in line)
+    assert "3" in line.split("muon_orthogonalize", 1)[1]
+    assert "L1 L2 L3" in line
+
+
+def test_tasks_show_prints_spec_workloads_requirements() -> None:
+    result = runner.invoke(app, ["tasks", "show", "muon_orthogonalize"])
+    assert result.exit_code == 0, result.output
+    for expected in ("bfloat16", "float16", "b32_m4096_n11008", "smoke_b2_m32_n80", "must be 5", "Triton"):
+        assert expected in result.stdout
+
+
+def test_guidance_l1_prints_l1_only() -> None:
+    result = runner.invoke(app, ["guidance", "muon_orthogonalize", "--levels", "L1"])
+    assert result.exit_code == 0, result.output
+    assert "## L1" in result.stdout
+    assert "## L2" not in result.stdout and "## L3" not in result.stdout
+
+
+def test_guidance_default_is_all_levels_and_none_is_empty() -> None:
+    full = runner.invoke(app, ["guidance", "muon_orthogonalize"])
+    assert all(f"## L{n}" in full.stdout for n in (1, 2, 3))
+    empty = runner.invoke(app, ["guidance", "muon_orthogonalize", "--levels", "none"])
+    assert empty.exit_code == 0 and empty.stdout == ""
+
+
+def test_bad_levels_exit_2_with_message_on_stderr() -> None:
+    result = runner.invoke(app, ["guidance", "muon_orthogonalize", "--levels", "L3"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "unknown guidance configuration" in result.stderr
+
+
+def test_unknown_task_exit_2() -> None:
+    result = runner.invoke(app, ["tasks", "show", "nope"])
+    assert result.exit_code == 2
+    assert "no task 'nope'" in result.stderr
+
+
+def test_tasks_dir_from_environment(tmp_path: Path, task_copy: Path) -> None:
+    (task_copy / "task.toml").write_text("broken = [\n")
+    result = runner.invoke(app, ["tasks"], env={"D2K_TASKS_DIR": str(tmp_path / "tasks")})
+    assert result.exit_code == 2
+    assert "not valid TOML" in result.stderr
+
+
+def test_tasks_dir_option(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["tasks", "--tasks-dir", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert "tasks folder not found" in result.stderr

@@ -1,0 +1,11 @@
+"""Task and guidance schemas and loading. Knows nothing of the harness, sessions or UI."""
+
+from workbench.catalog.catalog import Catalog
+from workbench.catalog.errors import CatalogError
+from workbench.catalog.guidance import CONFIGS, Guidance, GuidanceConfig, Rubric, parse_config, render
+from workbench.catalog.task import Task, TaskSpec, Workload
+
+__all__ = [
+    "CONFIGS", "Catalog", "CatalogError", "Guidance", "GuidanceConfig", "Rubric", "Task", "TaskSpec",
+    "Workload", "parse_config", "render",
+]

@@ -1,0 +1,49 @@
+"""The catalogue: all tasks under one root, with their guidance and rubric under another."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.catalog.errors import CatalogError
+from workbench.catalog.guidance import Guidance, Rubric
+from workbench.catalog.loader import load_guidance, load_rubric, load_task
+from workbench.catalog.task import Task
+
+
+@dataclass(frozen=True)
+class Catalog:
+    tasks_dir: Path
+    guidance_dir: Path
+
+    def task_ids(self) -> list[str]:
+        if not self.tasks_dir.is_dir():
+            raise CatalogError(self.tasks_dir, "tasks folder not found")
+        return sorted(p.name for p in self.tasks_dir.iterdir() if (p / "task.toml").is_file())
+
+    def task(self, task_id: str) -> Task:
+        task_dir = self.tasks_dir / task_id
+        if not (task_dir / "task.toml").is_file():
+            known = ", ".join(self.task_ids()) or "none"
+            raise CatalogError(task_dir, f"no task {task_id!r} here (known tasks: {known})")
+        return load_task(task_dir)
+
+    def tasks(self) -> list[Task]:
+        return [self.task(task_id) for task_id in self.task_ids()]
+
+    def guidance(self, task_id: str) -> Guidance | None:
+        """The task's guidance, or None when the task ships none."""
+        folder = self.guidance_dir / task_id
+        if not (folder / "guidance.toml").is_file():
+            return None
+        guidance = load_guidance(folder)
+        if guidance.task != task_id:
+            raise CatalogError(folder / "guidance.toml", f"expected {task_id!r}, got {guidance.task!r}", "task")
+        return guidance
+
+    def rubric(self, task_id: str) -> Rubric | None:
+        guidance = self.guidance(task_id)
+        folder = self.guidance_dir / task_id
+        if guidance is None or not (folder / "rubric.toml").is_file():
+            return None
+        return load_rubric(folder, guidance)

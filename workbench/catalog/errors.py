@@ -1,0 +1,16 @@
+"""The one error type the catalog raises: it names the file, the field and what was expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CatalogError(Exception):
+    """A task or guidance file that cannot be used, with a message fit for a user."""
+
+    def __init__(self, path: Path | str, message: str, field: str | None = None) -> None:
+        self.path = Path(path)
+        self.field = field
+        self.message = message
+        where = f"{self.path}: {field}: " if field else f"{self.path}: "
+        super().__init__(where + message)

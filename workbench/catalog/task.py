@@ -1,0 +1,277 @@
+"""The task schema: what `tasks/<id>/task.toml` holds, validated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from workbench.catalog import expressions
+
+TensorDtype = Literal[
+    "float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+    "int64", "int32", "int16", "int8", "uint8", "bool",
+]
+ScalarDtype = Literal["int", "float", "bool"]
+Identifier = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_shape(shape: list[str | int]) -> list[str | int]:
+    for dim in shape:
+        if isinstance(dim, int):
+            if dim <= 0:
+                raise ValueError(f"a fixed dimension must be positive, got {dim}")
+        else:
+            try:
+                expressions.parse(dim)
+            except expressions.ExpressionError as exc:
+                raise ValueError(f"bad shape expression: {exc}") from None
+    return shape
+
+
+class TensorArg(_Strict):
+    """A tensor argument: dtype, shape over named axes, layout; `state` marks in-place updates."""
+
+    kind: Literal["tensor"] = "tensor"
+    name: Identifier
+    dtype: TensorDtype
+    shape: list[str | int]
+    layout: Literal["contiguous", "any"] = "contiguous"
+    state: bool = False
+    description: str = ""
+
+    @field_validator("shape")
+    @classmethod
+    def _shape_parses(cls, value: list[str | int]) -> list[str | int]:
+        return _check_shape(value)
+
+    def axes(self) -> set[str]:
+        return set().union(*(expressions.names(d) for d in self.shape if isinstance(d, str)))
+
+
+class ScalarArg(_Strict):
+    """A scalar argument; `value` pins the only value the task accepts."""
+
+    kind: Literal["scalar"]
+    name: Identifier
+    dtype: ScalarDtype
+    value: int | float | bool | None = None
+    description: str = ""
+
+
+Argument = Annotated[TensorArg | ScalarArg, Field(discriminator="kind")]
+
+
+class OutputSpec(_Strict):
+    """An output: returned by run(...) or preallocated by the harness and passed in."""
+
+    name: Identifier
+    dtype: TensorDtype
+    shape: list[str | int]
+    layout: Literal["contiguous", "any"] = "contiguous"
+    mode: Literal["return", "preallocated"] = "return"
+    description: str = ""
+
+    @field_validator("shape")
+    @classmethod
+    def _shape_parses(cls, value: list[str | int]) -> list[str | int]:
+        return _check_shape(value)
+
+    def axes(self) -> set[str]:
+        return set().union(*(expressions.names(d) for d in self.shape if isinstance(d, str)))
+
+
+class Signature(_Strict):
+    """The `run(...)` entry point."""
+
+    inputs: list[Argument] = Field(min_length=1)
+    outputs: list[OutputSpec] = Field(min_length=1)
+    constraints: list[str] = []
+
+    @field_validator("constraints")
+    @classmethod
+    def _constraints_parse(cls, value: list[str]) -> list[str]:
+        for text in value:
+            try:
+                expressions.parse(text, allow_compare=True)
+            except expressions.ExpressionError as exc:
+                raise ValueError(f"bad constraint: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Signature:
+        seen: set[str] = set()
+        for arg in [*self.inputs, *self.outputs]:
+            if arg.name in seen:
+                raise ValueError(f"argument name {arg.name!r} is used twice")
+            seen.add(arg.name)
+        return self
+
+    def axes(self) -> set[str]:
+        found: set[str] = set()
+        for arg in [*self.inputs, *self.outputs]:
+            if isinstance(arg, (TensorArg, OutputSpec)):
+                found |= arg.axes()
+        return found
+
+
+class Tolerance(_Strict):
+    """How outputs are compared with the oracle.
+
+    Elementwise: |out - oracle| <= atol + rtol * |oracle|. Per matrix (the last two dims):
+    ||out - oracle||_F / ||oracle||_F <= max(matrix_rel_fro, reference_error_factor * e_ref), where
+    e_ref is the task reference's own error against the oracle on the same input. The oracle is the
+    task's `reference(...)` or, with oracle = "exact", its high-precision `exact(...)`.
+    """
+
+    oracle: Literal["reference", "exact"] = "reference"
+    atol: float | None = Field(default=None, ge=0)
+    rtol: float | None = Field(default=None, ge=0)
+    matrix_rel_fro: float | None = Field(default=None, gt=0)
+    reference_error_factor: float | None = Field(default=None, gt=0)
+    evidence: str = ""
+
+    @model_validator(mode="after")
+    def _some_rule(self) -> Tolerance:
+        if self.atol is None and self.rtol is None and self.matrix_rel_fro is None:
+            raise ValueError("set atol/rtol (elementwise) and/or matrix_rel_fro (per matrix)")
+        if self.reference_error_factor is not None and self.matrix_rel_fro is None:
+            raise ValueError("reference_error_factor needs matrix_rel_fro")
+        return self
+
+
+class Workload(_Strict):
+    name: Identifier
+    axes: dict[str, int]
+
+    @field_validator("axes")
+    @classmethod
+    def _positive(cls, value: dict[str, int]) -> dict[str, int]:
+        for axis, size in value.items():
+            if size <= 0:
+                raise ValueError(f"axis {axis} must be positive, got {size}")
+        return value
+
+
+class Checks(_Strict):
+    """How many correctness trials the harness runs per workload.
+
+    Each workload gets `fresh_trials` calls on fresh inputs, one call with new values written into the
+    previous call's buffers, and (unless input_scale is 0) one with floating inputs scaled by input_scale.
+    """
+
+    fresh_trials: int = Field(default=2, ge=1, le=20)
+    input_scale: float = Field(default=1000.0, ge=0)
+    evidence: str = ""
+
+
+class Timing(_Strict):
+    mode: Literal["events", "graph"] = "events"
+
+
+class Roofline(_Strict):
+    """FLOPs and the fewest bytes of device memory traffic, as formulas over the axes."""
+
+    flops: str
+    min_flops: str | None = None
+    bytes: str
+    flop_dtype: Literal["float16", "bfloat16", "float32", "tf32", "float8", "float64"] = "float16"
+
+    @field_validator("flops", "min_flops", "bytes")
+    @classmethod
+    def _formula(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            expressions.parse(value)
+        except expressions.ExpressionError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+
+class TaskSpec(_Strict):
+    """Everything `task.toml` declares about a task."""
+
+    id: Identifier
+    title: str
+    category: str
+    description: str = "description.md"
+    signature: Signature
+    tolerance: Tolerance
+    workloads: list[Workload] = Field(min_length=1)
+    smoke_workloads: list[Workload] = Field(min_length=1)
+    timing: Timing = Timing()
+    checks: Checks = Checks()
+    roofline: Roofline
+    requirements: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskSpec:
+        axes = self.signature.axes()
+        formulas = [self.roofline.flops, self.roofline.min_flops or "0", self.roofline.bytes]
+        for text in [*formulas, *self.signature.constraints]:
+            unknown = expressions.names(text, allow_compare=True) - axes
+            if unknown:
+                raise ValueError(f"{text!r} names axes {sorted(unknown)} that no shape uses")
+        names: set[str] = set()
+        for group, workloads in (("workloads", self.workloads), ("smoke_workloads", self.smoke_workloads)):
+            for workload in workloads:
+                if workload.name in names:
+                    raise ValueError(f"{group}: workload name {workload.name!r} is used twice")
+                names.add(workload.name)
+                missing = axes - set(workload.axes)
+                extra = set(workload.axes) - axes
+                if missing or extra:
+                    raise ValueError(
+                        f"{group}: workload {workload.name!r} must give exactly the axes "
+                        f"{sorted(axes)} (missing {sorted(missing)}, unknown {sorted(extra)})"
+                    )
+                for constraint in self.signature.constraints:
+                    if not expressions.evaluate(constraint, workload.axes, allow_compare=True):
+                        raise ValueError(f"{group}: workload {workload.name!r} breaks {constraint!r}")
+        return self
+
+
+class Task(BaseModel):
+    """A loaded task: its spec and where its files are."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: TaskSpec
+    dir: Path
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def file(self, name: str) -> Path:
+        return self.dir / name
+
+    def description_text(self) -> str:
+        return self.file(self.spec.description).read_text(encoding="utf-8")
+
+    def workload(self, name: str) -> Workload:
+        for workload in [*self.spec.workloads, *self.spec.smoke_workloads]:
+            if workload.name == name:
+                return workload
+        known = ", ".join(w.name for w in [*self.spec.workloads, *self.spec.smoke_workloads])
+        raise KeyError(f"task {self.id} has no workload {name!r} (known: {known})")
+
+    def flops(self, workload: Workload) -> float:
+        return float(expressions.evaluate(self.spec.roofline.flops, workload.axes))
+
+    def min_flops(self, workload: Workload) -> float:
+        """The fewest FLOPs any honest design needs (the floor check uses this)."""
+        formula = self.spec.roofline.min_flops or self.spec.roofline.flops
+        return float(expressions.evaluate(formula, workload.axes))
+
+    def bytes_moved(self, workload: Workload) -> float:
+        return float(expressions.evaluate(self.spec.roofline.bytes, workload.axes))
+
+    def shape(self, dims: list[str | int], workload: Workload) -> tuple[int, ...]:
+        return tuple(int(d) if isinstance(d, int) else int(expressions.evaluate(d, workload.axes)) for d in dims)

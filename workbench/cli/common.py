@@ -1,0 +1,67 @@
+"""What every CLI command shares: root options, the error-to-exit-code rule, consoles."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from workbench import paths
+from workbench.catalog import Catalog, CatalogError
+
+# Exit codes used by every command.
+EXIT_OK = 0
+EXIT_FAILED = 1  # the thing evaluated failed
+EXIT_USAGE = 2  # bad usage, or a bad task/guidance file
+
+TasksDir = Annotated[
+    Path | None,
+    typer.Option("--tasks-dir", envvar="D2K_TASKS_DIR", help="Root of task folders (default: the repository's tasks/)."),
+]
+GuidanceDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--guidance-dir", envvar="D2K_GUIDANCE_DIR", help="Root of guidance folders (default: the repository's guidance/)."
+    ),
+]
+
+
+def stdout() -> Console:
+    """The console for results; wide when piped so that tables are not wrapped mid-word."""
+    return Console(width=None if sys.stdout.isatty() else 160)
+
+
+def stderr() -> Console:
+    return Console(stderr=True)
+
+
+def catalog(tasks_dir: Path | None, guidance_dir: Path | None) -> Catalog:
+    return Catalog(paths.tasks_root(tasks_dir), paths.guidance_root(guidance_dir))
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+    """Print message on stderr and return the Exit to raise."""
+    stderr().print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the errors a user can cause (bad files, bad values) into a message and exit code 2."""
+    try:
+        yield
+    except CatalogError as exc:
+        raise fail(str(exc)) from None
+    except (ValueError, KeyError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        raise fail(str(message)) from None
+
+
+def write_stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()

@@ -1,0 +1,66 @@
+"""`d2k-workbench eval TASK SOLUTION`: evaluate a solution file, as a table or as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, stderr, stdout, user_errors
+from workbench.harness import EvalReport, evaluate
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def report_table(report: EvalReport) -> Table:
+    table = Table(title=f"{report.task} on {report.device_name or report.device}: {report.status}", title_justify="left")
+    for column in ("workload", "status", "rel err", "latency ms", "reference ms", "speedup", "error"):
+        table.add_column(column, overflow="fold")
+    for w in report.workloads:
+        style = "green" if w.status == "passed" else "red"
+        table.add_row(
+            w.name, f"[{style}]{w.status}[/]", _fmt(w.rel_err, ".2e"), _fmt(w.latency_ms, ".4f"),
+            _fmt(w.reference_ms, ".4f"), _fmt(w.speedup, ".2f") + ("x" if w.speedup else ""), escape(w.message),
+        )
+    return table
+
+
+def eval_cmd(
+    task_id: Annotated[str, typer.Argument(help="Task id.")],
+    solution: Annotated[Path, typer.Argument(help="The solution file (a Python file defining run(...)).")],
+    device: Annotated[str, typer.Option("--device", help="cpu, cuda or cuda:N (default: cuda when present, else cpu).")] = "auto",
+    workload: Annotated[
+        list[str] | None, typer.Option("--workload", help="Evaluate only this workload (repeatable).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before the evaluation is stopped.")] = None,
+    no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness only, even on a GPU.")] = False,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Evaluate SOLUTION on TASK: correctness on every workload, policy, and on a GPU latency vs the reference.
+
+    Exit code 0 when every workload passed, 1 when the solution failed, 2 for bad usage or a bad task.
+    """
+    with user_errors():
+        task = catalog(tasks_dir, guidance_dir).task(task_id)
+        err = stderr()
+        show = (lambda line: err.print(f"[dim]{line}[/]", highlight=False)) if not as_json and sys.stderr.isatty() else None
+        report = evaluate(task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing)
+    if as_json:
+        sys.stdout.write(json.dumps(report.summary_json()) + "\n")
+    else:
+        out = stdout()
+        out.print(report_table(report))
+        for violation in report.violations:
+            out.print(f"[red]violation[/] {escape(violation.describe())}", highlight=False)
+        if report.message and report.status != "passed":
+            out.print(f"[red]{report.status}[/]: {escape(report.message)}", highlight=False)
+    raise typer.Exit(EXIT_OK if report.passed else EXIT_FAILED)

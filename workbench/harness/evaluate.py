@@ -1,0 +1,168 @@
+"""`evaluate(task, solution, device)`: run the worker in a fresh process and return its report.
+
+The parent survives anything the solution does: a crash (segfault, abort), a hang (timeout, the
+whole process group is killed), unbounded allocation (an address-space limit on CPU) and CUDA errors
+all become a status with a message. API keys are not passed to the worker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from workbench import paths
+from workbench.catalog.task import Task
+from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
+from workbench.harness.report import EvalReport, WorkloadResult
+
+SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|SECRET|PASSWORD|CREDENTIAL)|^(OPENAI|ANTHROPIC|AWS|AZURE|GOOGLE|HF)_", re.I)
+DEFAULT_TIMEOUT_S = {"cpu": 900.0, "cuda": 1800.0}
+CPU_ADDRESS_LIMIT = 16 * 2**30  # bytes of address space for a CPU worker
+
+
+def resolve_device(device: str) -> str:
+    """'auto' -> cuda when a GPU is present, else cpu; validate cpu|cuda|cuda:N."""
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu" or re.fullmatch(r"cuda(:\d+)?", device):
+        if device.startswith("cuda"):
+            import torch
+
+            if not torch.cuda.is_available():
+                raise ValueError(f"device {device!r} was asked for but no CUDA GPU is available here")
+        return device
+    raise ValueError(f"unknown device {device!r}; expected cpu, cuda or cuda:N")
+
+
+def default_workloads(task: Task, device: str) -> list[str]:
+    group = task.spec.smoke_workloads if device == "cpu" else task.spec.workloads
+    return [w.name for w in group]
+
+
+def worker_env(device: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(paths.REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    return env
+
+
+def _limit_cpu_memory() -> None:  # runs in the child before exec
+    resource.setrlimit(resource.RLIMIT_AS, (CPU_ADDRESS_LIMIT, CPU_ADDRESS_LIMIT))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def evaluate(
+    task: Task,
+    solution: Path,
+    device: str = "auto",
+    workloads: list[str] | None = None,
+    timeout_s: float | None = None,
+    on_progress: Callable[[str], None] | None = None,
+    timing: bool = True,
+) -> EvalReport:
+    """Evaluate solution on task in a fresh worker process. Bad arguments raise ValueError/KeyError."""
+    device = resolve_device(device)
+    solution = Path(solution).resolve()
+    if not solution.is_file():
+        raise ValueError(f"solution file not found: {solution}")
+    names = workloads or default_workloads(task, device)
+    for name in names:
+        task.workload(name)  # KeyError naming the known workloads
+    timeout = timeout_s or DEFAULT_TIMEOUT_S["cpu" if device == "cpu" else "cuda"]
+    with tempfile.TemporaryDirectory(prefix="d2k-eval-") as scratch:
+        result_path = Path(scratch) / "result.json"
+        request = EvalRequest(
+            task_dir=str(task.dir.resolve()), solution=str(solution), device=device, workloads=names,
+            secret=secrets.randbits(62), result_path=str(result_path), timing=timing,
+        )
+        request_path = Path(scratch) / "request.json"
+        request_path.write_text(request.model_dump_json())
+        process = subprocess.Popen(
+            [sys.executable, "-m", "workbench.harness.worker", str(request_path)],
+            cwd=scratch, env=worker_env(device), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace",
+            preexec_fn=_limit_cpu_memory if device == "cpu" else None,
+        )
+        tail: list[str] = []
+        reader = threading.Thread(target=_read_output, args=(process, tail, on_progress), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        except BaseException:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+        reader.join(timeout=5)
+        return _collect(task, solution, device, names, result_path, process.returncode, timed_out, timeout, tail)
+
+
+def _read_output(process: subprocess.Popen[str], tail: list[str], on_progress: Callable[[str], None] | None) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        line = line.rstrip("\n")
+        if line.startswith(PROGRESS_PREFIX):
+            if on_progress is not None:
+                on_progress(line[len(PROGRESS_PREFIX):])
+            continue
+        tail.append(line)
+        del tail[:-40]
+
+
+def _collect(
+    task: Task, solution: Path, device: str, names: list[str], result_path: Path, returncode: int, timed_out: bool,
+    timeout: float, tail: list[str],
+) -> EvalReport:
+    partial: WorkerResult | None = None
+    if result_path.is_file():
+        partial = WorkerResult.model_validate_json(result_path.read_text())
+    if partial is not None and partial.complete and not timed_out:
+        return partial.report
+    report = partial.report if partial else EvalReport(task=task.id, solution=str(solution), device=device, status="crashed")
+    output = "\n".join(line for line in tail if line.strip())[-2000:]
+    if timed_out:
+        status, message = "timeout", f"the evaluation did not finish within {timeout:g} s"
+    elif returncode < 0:
+        status, message = "crashed", f"the worker died with {_signal_name(returncode)}"
+    elif "MemoryError" in output or "out of memory" in output.lower():
+        status, message = "runtime_error", "out of memory"
+    else:
+        status, message = "crashed", f"the worker exited with code {returncode} without a report"
+    if output and not timed_out:
+        message += "\n" + output
+    current = partial.current_workload if partial else None
+    for result in report.workloads:
+        if result.name == current:
+            result.status, result.message = status, message  # type: ignore[assignment]
+    if current is None and not report.workloads:
+        report.workloads.append(WorkloadResult(name=names[0], status=status, message=message))  # type: ignore[arg-type]
+    report.status = status  # type: ignore[assignment]
+    report.message = message
+    return report

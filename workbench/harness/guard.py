@@ -1,0 +1,220 @@
+"""The runtime guard around each call of the solution.
+
+While the solution runs, a TorchDispatchMode records every aten op and keeps those the solution
+itself asked for (Triton's launcher and interpreter make torch calls of their own: an op whose
+nearest non-torch caller is Triton's code is Triton's). Only allocation, views and shape glue are
+allowed. Triton launches are counted through Triton's launch hook (or, under the interpreter,
+around the interpreter's launch). Before and after the call the guard compares snapshots of the
+clocks, timers and public torch callables, and checks that no torch mode or trace hook was left
+behind.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType, ModuleType
+from typing import Any
+
+import torch
+import torch._dynamo  # noqa: F401 - imported now: on first import it rewraps torch.manual_seed
+import triton
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+
+from workbench.harness.report import Violation
+
+TORCH_DIR = str(Path(torch.__file__).resolve().parent)
+TRITON_DIR = str(Path(triton.__file__).resolve().parent)
+HERE = str(Path(__file__).resolve())
+
+# aten ops that only allocate, view, or move data without arithmetic (shape/stride glue).
+ALLOWED_OPS = frozenset(
+    {
+        "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+        "new_zeros", "zero_", "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "permute",
+        "transpose", "t", "expand", "squeeze", "unsqueeze", "slice", "select", "narrow", "alias", "detach",
+        "clone", "contiguous", "unbind", "split", "split_with_sizes", "chunk", "flatten", "unflatten",
+        "view_as", "expand_as", "movedim", "lift_fresh", "_local_scalar_dense", "size", "stride",
+        "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "dim", "numel",
+    }
+)
+
+
+def _op_base_name(func: Any) -> str:
+    """'aten.mm.default' -> 'mm'."""
+    name = getattr(func, "__name__", str(func))  # e.g. 'mm.default'
+    return name.split(".")[0]
+
+
+def _caller_outside_torch(frame: FrameType | None) -> FrameType | None:
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith(TORCH_DIR) or filename == HERE):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+class _OpRecorder(TorchDispatchMode):
+    def __init__(self, solution_file: str) -> None:
+        super().__init__()
+        self.solution_file = solution_file
+        self.violations: list[Violation] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        name = _op_base_name(func)
+        if name not in ALLOWED_OPS:
+            caller = _caller_outside_torch(sys._getframe(1))
+            by_triton = caller is not None and caller.f_code.co_filename.startswith(TRITON_DIR)
+            if not by_triton:
+                line = caller.f_lineno if caller is not None and caller.f_code.co_filename == self.solution_file else None
+                op = str(func)
+                if all(v.op != op for v in self.violations):
+                    self.violations.append(
+                        Violation(rule="torch_compute", detail=f"torch op {op} computes outside Triton", line=line, op=op)
+                    )
+        return func(*args, **(kwargs or {}))
+
+
+@dataclass
+class LaunchCounter:
+    """Counts Triton kernel launches (and their names) while installed."""
+
+    count: int = 0
+    names: list[str] = field(default_factory=list)
+    streams: set[int] = field(default_factory=set)
+    _uninstall: Callable[[], None] | None = None
+
+    def _on_launch(self, metadata: Any) -> None:
+        self.count += 1
+        data = metadata.data if hasattr(metadata, "data") else {}
+        self.names.append(str(data.get("name")))
+        if data.get("stream") is not None:
+            self.streams.add(int(data["stream"]))
+
+    def install(self) -> None:
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            self._install_interpreter()
+        else:
+            self._install_hook()
+
+    def _install_hook(self) -> None:
+        hooks = triton.knobs.runtime.launch_enter_hook
+        if hasattr(hooks, "add"):  # a HookChain (newer Triton)
+            hooks.add(self._on_launch)
+            self._uninstall = lambda: hooks.remove(self._on_launch)
+        else:
+            previous = hooks
+            triton.knobs.runtime.launch_enter_hook = self._on_launch
+            self._uninstall = lambda: setattr(triton.knobs.runtime, "launch_enter_hook", previous)
+
+    def _install_interpreter(self) -> None:
+        from triton.runtime import interpreter
+
+        original = interpreter.InterpretedFunction.run
+        counter = self
+
+        def counted_run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
+            if not warmup:
+                counter.count += 1
+                counter.names.append(self.fn.__name__)
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+        interpreter.InterpretedFunction.run = counted_run  # type: ignore[method-assign]
+        self._uninstall = lambda: setattr(interpreter.InterpretedFunction, "run", original)
+
+    def uninstall(self) -> None:
+        if self._uninstall is not None:
+            self._uninstall()
+            self._uninstall = None
+
+
+TIMER_NAMES = (
+    "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+    "time.monotonic_ns", "time.process_time",
+)
+
+
+def _public_callables(module: ModuleType | type) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for name, value in vars(module).items():
+        if not name.startswith("_") or name in ("__matmul__", "__mul__", "__add__", "__eq__", "__getitem__"):
+            found[name] = id(value)
+    return found
+
+
+def snapshot() -> dict[str, int]:
+    """Identities of the clocks, timers and torch entry points the harness relies on."""
+    state: dict[str, int] = {f"time.{n}": id(getattr(time, n)) for n in (t.split(".")[1] for t in TIMER_NAMES)}
+    for label, namespace in (
+        ("torch", torch), ("torch.Tensor", torch.Tensor), ("torch.linalg", torch.linalg),
+        ("torch.cuda", torch.cuda), ("torch.cuda.Event", torch.cuda.Event),
+    ):
+        for name, ident in _public_callables(namespace).items():
+            state[f"{label}.{name}"] = ident
+    return state
+
+
+def compare_snapshots(before: dict[str, int], after: dict[str, int]) -> list[Violation]:
+    # Only replaced entries count: torch adds submodules to its namespace lazily, which is harmless.
+    changed = sorted(k for k in before if after.get(k) != before[k])
+    violations = []
+    for key in changed:
+        rule = "patched_timer" if key.startswith("time.") or ".Event" in key or "synchronize" in key else "monkeypatch"
+        violations.append(Violation(rule=rule, detail=f"{key} was replaced by the solution"))
+    return violations
+
+
+def hooks_left_behind() -> list[Violation]:
+    """Trace/profile hooks or torch modes that the solution installed and left active."""
+    found = []
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        found.append(Violation(rule="introspection", detail="a trace or profile hook was left installed"))
+    if threading.gettrace() is not None or threading.getprofile() is not None:  # type: ignore[attr-defined]
+        found.append(Violation(rule="introspection", detail="a thread trace or profile hook was left installed"))
+    if _get_current_dispatch_mode_stack() or torch._C._len_torch_function_stack() > 0:
+        found.append(Violation(rule="monkeypatch", detail="a torch function or dispatch mode was left active"))
+    return found
+
+
+@dataclass
+class CallRecord:
+    launches: int
+    launch_names: list[str]
+    violations: list[Violation]
+
+
+class Guard:
+    """Wraps one call of the solution: `with guard.watch() as record: out = run(...)`."""
+
+    def __init__(self, solution_file: Path, baseline: dict[str, int]) -> None:
+        self.solution_file = str(solution_file.resolve())
+        self.baseline = baseline
+        self.threads = threading.active_count()
+
+    def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, CallRecord]:
+        counter = LaunchCounter()
+        recorder = _OpRecorder(self.solution_file)
+        counter.install()
+        try:
+            with recorder:
+                result = fn(*args, **kwargs)
+        finally:
+            counter.uninstall()
+        violations = list(recorder.violations)
+        violations += compare_snapshots(self.baseline, snapshot())
+        violations += hooks_left_behind()
+        if threading.active_count() > self.threads:
+            violations.append(Violation(rule="threads", detail="the solution left threads running"))
+        if counter.count == 0:
+            violations.append(Violation(rule="no_triton_launch", detail="the call launched no Triton kernel"))
+        if counter.streams and torch.cuda.is_available():
+            current = torch.cuda.current_stream().cuda_stream
+            if counter.streams - {current}:
+                violations.append(Violation(rule="streams", detail="Triton kernels were launched on a side stream"))
+        return result, CallRecord(counter.count, counter.names, violations)

@@ -1,0 +1,41 @@
+"""A narrow fix for the Triton interpreter's bfloat16 `tl.dot`.
+
+The interpreter stores bfloat16 as uint16 and hands the raw bits to numpy's matmul, so a bf16 dot
+multiplies integers. `install()` widens bf16 operands to float32 (exact: bf16 is the top half of an
+fp32) before the product. It is applied only in the harness worker under TRITON_INTERPRET=1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def _bf16_bits_to_fp32(data: np.ndarray) -> np.ndarray:
+    return (data.astype(np.uint32) << 16).view(np.float32)
+
+
+def install() -> Callable[[], None]:
+    """Patch the interpreter's dot; returns a function that removes the patch."""
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    original = builder.create_dot
+
+    def create_dot(self: Any, a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
+        if a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16:
+            a_data = _bf16_bits_to_fp32(a.data) if a.dtype.scalar == tl.bfloat16 else a.data.astype(np.float32)
+            b_data = _bf16_bits_to_fp32(b.data) if b.dtype.scalar == tl.bfloat16 else b.data.astype(np.float32)
+            product = np.matmul(a_data, b_data, dtype=np.float32).astype(d.data.dtype)
+            return interpreter.TensorHandle(product + d.data, d.dtype.scalar)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    builder.create_dot = create_dot  # type: ignore[method-assign]
+
+    def uninstall() -> None:
+        builder.create_dot = original  # type: ignore[method-assign]
+
+    return uninstall

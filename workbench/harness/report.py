@@ -1,0 +1,142 @@
+"""What an evaluation returns: statuses, violations, per-workload results and timing."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Status = Literal[
+    "passed",
+    "compile_error",
+    "runtime_error",
+    "timeout",
+    "crashed",
+    "policy_violation",
+    "incorrect_shape",
+    "incorrect_dtype",
+    "incorrect_numerical",
+    "state_mismatch",
+    "input_mutated",
+]
+STATUSES: tuple[Status, ...] = (
+    "passed", "compile_error", "runtime_error", "timeout", "crashed", "policy_violation",
+    "incorrect_shape", "incorrect_dtype", "incorrect_numerical", "state_mismatch", "input_mutated",
+)
+
+
+class Violation(BaseModel):
+    """One broken rule: which rule, what was seen, and where (source line or torch op)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    detail: str
+    line: int | None = None
+    op: str | None = None
+
+    def describe(self) -> str:
+        where = f" (line {self.line})" if self.line is not None else ""
+        return f"[{self.rule}] {self.detail}{where}"
+
+
+class TimingStats(BaseModel):
+    """Per-call latencies of one workload, in milliseconds."""
+
+    mean_ms: float
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    std_ms: float
+    reps: int
+    rel_sem: float  # standard error of the mean over the mean
+    method: Literal["events", "graph"]
+
+
+class WorkloadResult(BaseModel):
+    name: str
+    status: Status
+    message: str = ""
+    trials: int = 0
+    max_abs_err: float | None = None
+    rel_err: float | None = None  # worst per-matrix (or whole-tensor) relative error over the trials
+    error_bound: float | None = None  # the tolerance bound at the worst trial
+    latency: TimingStats | None = None
+    reference: TimingStats | None = None
+    floor_ms: float | None = None
+    tflops: float | None = None
+
+    @property
+    def latency_ms(self) -> float | None:
+        return self.latency.median_ms if self.latency else None
+
+    @property
+    def reference_ms(self) -> float | None:
+        return self.reference.median_ms if self.reference else None
+
+    @property
+    def speedup(self) -> float | None:
+        if self.latency and self.reference and self.latency.median_ms > 0:
+            return self.reference.median_ms / self.latency.median_ms
+        return None
+
+
+class EvalReport(BaseModel):
+    """The result of evaluating one solution file on one task."""
+
+    task: str
+    solution: str
+    device: str
+    status: Status
+    message: str = ""
+    workloads: list[WorkloadResult] = []
+    violations: list[Violation] = []
+    triton_launches: int = 0
+    device_name: str = ""
+    versions: dict[str, str] = {}
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def geomean_speedup(self) -> float | None:
+        speedups = [w.speedup for w in self.workloads]
+        if not speedups or any(s is None or s <= 0 for s in speedups):
+            return None
+        product = 1.0
+        for s in speedups:
+            product *= s  # type: ignore[operator]
+        return product ** (1.0 / len(speedups))
+
+    def summary_json(self) -> dict[str, object]:
+        """The stable JSON shape printed by `d2k-workbench eval --json`."""
+        return {
+            "task": self.task,
+            "status": self.status,
+            "device": self.device,
+            "workloads": [
+                {
+                    "name": w.name,
+                    "status": w.status,
+                    "max_abs_err": w.max_abs_err,
+                    "rel_err": w.rel_err,
+                    "latency_ms": w.latency_ms,
+                    "reference_ms": w.reference_ms,
+                    "speedup": w.speedup,
+                }
+                for w in self.workloads
+            ],
+            "violations": [v.model_dump() for v in self.violations],
+            "message": self.message,
+        }
+
+
+def overall_status(workloads: list[WorkloadResult], violations: list[Violation]) -> Status:
+    """Passed only when every workload passed and no rule was broken."""
+    if violations:
+        return "policy_violation"
+    for workload in workloads:
+        if workload.status != "passed":
+            return workload.status
+    return "passed" if workloads else "runtime_error"
