@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
+from workbench.cli.bench_cmd import bench_app
 from workbench.cli.eval_cmd import eval_cmd
 from workbench.cli.common import GuidanceDir, TasksDir, catalog, stdout, user_errors
 
@@ -18,6 +19,7 @@ app = typer.Typer(
 app.add_typer(tasks_app, name="tasks")
 app.command("guidance")(guidance_cmd)
 app.command("eval")(eval_cmd)
+app.add_typer(bench_app, name="bench")
 
 
 @app.callback(invoke_without_command=True)

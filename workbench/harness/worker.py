@@ -48,7 +48,7 @@ def describe_exception(exc: BaseException, solution_file: str) -> tuple[Status, 
     name = type(exc).__name__
     if name in ("CompilationError", "CompileTimeAssertionFailure") or "triton.compiler" in type(exc).__module__:
         return "compile_error", summary
-    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)):
+    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in str(exc):
         return "runtime_error", "out of memory: " + summary
     return "runtime_error", summary
 
@@ -128,14 +128,14 @@ def main(argv: list[str]) -> int:
                 progress(f"{name}: trial {trial + 1} (fresh inputs)")
                 inputs = checker.fresh_inputs(trial)
                 checker.check_call(trial, inputs)
-                if trial == 0 and name == request.workloads[0]:
-                    checker.check_contract(inputs)
             progress(f"{name}: trial {trials_fresh + 1} (same buffers, new values)")
             checker.check_call(trials_fresh, checker.refill(inputs, trials_fresh))
             if scale:
                 progress(f"{name}: trial {trials_fresh + 2} (inputs scaled by {scale:g})")
                 checker.check_call(trials_fresh + 1, checker.scaled(trials_fresh + 1, scale))
             checker.recheck_kept()
+            if name == request.workloads[0]:
+                checker.check_contract(checker.fresh_inputs(trials_fresh + 2))
             del inputs
             checker.kept.clear()
             if device.type == "cuda" and request.timing:

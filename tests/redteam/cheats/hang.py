@@ -1,0 +1,5 @@
+# Hang: never returns.
+def run(G, steps):
+    honest_run(G, steps)
+    while True:
+        pass
