@@ -78,12 +78,12 @@ def test_unknown_axis_in_formula(task_copy: Path) -> None:
 
 
 def test_workload_breaking_a_constraint(task_copy: Path) -> None:
-    _rewrite(task_copy / "task.toml", "B = 2, M = 32, N = 80", "B = 2, M = 96, N = 80")
+    _rewrite(task_copy / "task.toml", "B = 8, M = 64, N = 200", "B = 8, M = 264, N = 200")
     assert "breaks 'M <= N'" in _error(task_copy)
 
 
 def test_workload_missing_an_axis(task_copy: Path) -> None:
-    _rewrite(task_copy / "task.toml", "B = 2, M = 32, N = 80", "B = 2, M = 32")
+    _rewrite(task_copy / "task.toml", "B = 8, M = 64, N = 200", "B = 8, M = 64")
     assert "missing ['N']" in _error(task_copy)
 
 

@@ -22,7 +22,7 @@ def test_tasks_lists_muon_with_three_workloads() -> None:
 def test_tasks_show_prints_spec_workloads_requirements() -> None:
     result = runner.invoke(app, ["tasks", "show", "muon_orthogonalize"])
     assert result.exit_code == 0, result.output
-    for expected in ("bfloat16", "float16", "b32_m4096_n11008", "smoke_b2_m32_n80", "must be 5", "Triton"):
+    for expected in ("bfloat16", "float16", "b32_m4096_n11008", "smoke_b8_m64_n200", "must be 5", "Triton"):
         assert expected in result.stdout
 
 

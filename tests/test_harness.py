@@ -27,14 +27,14 @@ runner = CliRunner()
 def test_honest_naive_solution_passes_every_smoke_workload() -> None:
     report = evaluate(TASK, NAIVE, "cpu")
     assert report.status == "passed", report.message
-    assert [w.name for w in report.workloads] == ["smoke_b2_m32_n80", "smoke_b1_m48_n160"]
+    assert [w.name for w in report.workloads] == ["smoke_b8_m64_n200", "smoke_b8_m128_n384"]
     assert all(w.status == "passed" and w.rel_err is not None and w.rel_err > 0 for w in report.workloads)
     assert report.triton_launches > 0
     assert report.violations == []
 
 
 def test_template_fails_with_a_clear_runtime_error() -> None:
-    report = evaluate(TASK, TASK.file("template.py"), "cpu", ["smoke_b2_m32_n80"])
+    report = evaluate(TASK, TASK.file("template.py"), "cpu", ["smoke_b8_m64_n200"])
     assert report.status == "runtime_error"
     assert "NotImplementedError" in report.message and "line" in report.message
 
@@ -42,7 +42,7 @@ def test_template_fails_with_a_clear_runtime_error() -> None:
 def test_syntax_error_is_a_compile_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import torch\ndef run(G, steps)\n    return G\n")
-    report = evaluate(TASK, bad, "cpu", ["smoke_b2_m32_n80"])
+    report = evaluate(TASK, bad, "cpu", ["smoke_b8_m64_n200"])
     assert report.status == "compile_error"
     assert "line 2" in report.message
 
@@ -100,7 +100,7 @@ def _eval_cli(*args: str) -> tuple[int, str, str]:
 
 
 def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
-    code, out, _ = _eval_cli(str(TASK.file("template.py")), "--device", "cpu", "--workload", "smoke_b2_m32_n80", "--json")
+    code, out, _ = _eval_cli(str(TASK.file("template.py")), "--device", "cpu", "--workload", "smoke_b8_m64_n200", "--json")
     assert code == 1
     data = json.loads(out)
     assert set(data) == {"task", "status", "device", "workloads", "violations", "message"}

@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 NAIVE = REPO / "tests" / "solutions" / "muon_naive.py"
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
-ONE_WORKLOAD = ["smoke_b2_m32_n80"]
+ONE_WORKLOAD = ["smoke_b8_m64_n200"]
 
 # cheat -> (expected status, expected rule or None, where it is expected to be caught)
 CASES: dict[str, tuple[str, str | None]] = {

@@ -129,9 +129,8 @@ def run(G: torch.Tensor, steps: int) -> torch.Tensor:
     """Five Polar Express steps on Frobenius-normalised G; returns new float16 [B, M, N]."""
     if steps != len(COEFFS):
         raise ValueError(f"steps must be {len(COEFFS)}, got {steps}")
-    if G.ndim != 3 or G.dtype != torch.bfloat16 or G.shape[1] > G.shape[2]:
-        raise ValueError(f"G must be bfloat16 [B, M, N] with M <= N, got {G.dtype} {tuple(G.shape)}")
-    G = G.contiguous()
+    if G.ndim != 3 or G.dtype != torch.bfloat16 or G.shape[1] > G.shape[2] or not G.is_contiguous():
+        raise ValueError(f"G must be contiguous bfloat16 [B, M, N] with M <= N, got {G.dtype} {tuple(G.shape)}")
     Bsz, M, N = G.shape
     numel = M * N
     n_chunks = triton.cdiv(numel, _CHUNK)

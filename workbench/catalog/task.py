@@ -120,13 +120,15 @@ class Signature(_Strict):
         return found
 
 
-class Tolerance(_Strict):
+class ToleranceRule(_Strict):
     """How outputs are compared with the oracle.
 
-    Elementwise: |out - oracle| <= atol + rtol * |oracle|. Per matrix (the last two dims):
-    ||out - oracle||_F / ||oracle||_F <= max(matrix_rel_fro, reference_error_factor * e_ref), where
-    e_ref is the task reference's own error against the oracle on the same input. The oracle is the
-    task's `reference(...)` or, with oracle = "exact", its high-precision `exact(...)`.
+    Elementwise: |out - oracle| <= atol + rtol * |oracle|. Per matrix (the last two dims): the relative
+    Frobenius error err_i = ||out_i - oracle_i||_F / ||oracle_i||_F must satisfy
+    err_i <= max(matrix_rel_fro, reference_error_factor * e_ref_i), where e_ref_i is the task reference's
+    own error on the same input (aggregate = "max": every matrix), or the same with the means over the
+    call's matrices (aggregate = "mean"). The oracle is `reference(...)` or, with oracle = "exact", the
+    high-precision `exact(...)` from reference.py.
     """
 
     oracle: Literal["reference", "exact"] = "reference"
@@ -134,15 +136,22 @@ class Tolerance(_Strict):
     rtol: float | None = Field(default=None, ge=0)
     matrix_rel_fro: float | None = Field(default=None, gt=0)
     reference_error_factor: float | None = Field(default=None, gt=0)
+    aggregate: Literal["max", "mean"] = "max"
     evidence: str = ""
 
     @model_validator(mode="after")
-    def _some_rule(self) -> Tolerance:
+    def _some_rule(self) -> ToleranceRule:
         if self.atol is None and self.rtol is None and self.matrix_rel_fro is None:
             raise ValueError("set atol/rtol (elementwise) and/or matrix_rel_fro (per matrix)")
         if self.reference_error_factor is not None and self.matrix_rel_fro is None:
             raise ValueError("reference_error_factor needs matrix_rel_fro")
         return self
+
+
+class Tolerance(ToleranceRule):
+    """The rule for registered workloads, and optionally another for the CPU smoke workloads."""
+
+    smoke: ToleranceRule | None = None
 
 
 class Workload(_Strict):
@@ -261,6 +270,13 @@ class Task(BaseModel):
                 return workload
         known = ", ".join(w.name for w in [*self.spec.workloads, *self.spec.smoke_workloads])
         raise KeyError(f"task {self.id} has no workload {name!r} (known: {known})")
+
+    def tolerance_for(self, workload: Workload) -> ToleranceRule:
+        """The smoke rule for smoke workloads where the task gives one, else the main rule."""
+        smoke = self.spec.tolerance.smoke
+        if smoke is not None and any(w.name == workload.name for w in self.spec.smoke_workloads):
+            return smoke
+        return self.spec.tolerance
 
     def flops(self, workload: Workload) -> float:
         return float(expressions.evaluate(self.spec.roofline.flops, workload.axes))

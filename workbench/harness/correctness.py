@@ -263,7 +263,7 @@ class WorkloadChecker:
         self, trial: int, inputs: dict[str, Any], before: dict[str, torch.Tensor], outputs: list[torch.Tensor],
         state_names: set[str],
     ) -> None:
-        tol = self.spec.tolerance
+        tol = self.task.tolerance_for(self.workload)
         with torch.no_grad():
             oracle, oracle_state = self._oracle_outputs(inputs, before, tol.oracle)
             reference = None

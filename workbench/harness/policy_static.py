@@ -25,6 +25,7 @@ FORBIDDEN_SUBMODULES: dict[str, str] = {
     "triton.testing": "timers",
     "triton.tools": "triton_internals",
 }
+ALLOWED_SUBMODULES = frozenset({"triton.tools.tensor_descriptor"})  # host-side TMA descriptors
 # Why a well-known module is refused (anything else off the allow-list is "import").
 MODULE_RULES: dict[str, str] = {
     "numpy": "numpy", "cupy": "foreign_kernels", "jax": "foreign_kernels",
@@ -68,15 +69,20 @@ class _Checker(ast.NodeVisitor):
     def flag(self, rule: str, detail: str, node: ast.AST) -> None:
         self.violations.append(Violation(rule=rule, detail=detail, line=getattr(node, "lineno", None)))
 
-    def _check_module(self, module: str, node: ast.AST) -> None:
+    def _check_module(self, module: str, node: ast.AST) -> bool:
+        """Flag a disallowed module; True when it is allowed."""
         root = module.split(".")[0]
+        if any(module == ok or module.startswith(ok + ".") for ok in ALLOWED_SUBMODULES):
+            return True
         for forbidden, rule in FORBIDDEN_SUBMODULES.items():
             if module == forbidden or module.startswith(forbidden + "."):
                 self.flag(rule, f"import of {module} is not allowed", node)
-                return
+                return False
         if root not in ALLOWED_IMPORTS:
             rule = MODULE_RULES.get(root, "import")
             self.flag(rule, f"import of {module} is not allowed (allowed: {', '.join(sorted(ALLOWED_IMPORTS))})", node)
+            return False
+        return True
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -90,12 +96,13 @@ class _Checker(ast.NodeVisitor):
             self.flag("import", "relative imports are not allowed", node)
             return
         module = node.module or ""
-        self._check_module(module, node)
+        module_ok = self._check_module(module, node)
         for alias in node.names:
             if alias.name == "*":
                 self.flag("import", f"from {module} import * is not allowed", node)
                 continue
-            self._check_module(f"{module}.{alias.name}", node)
+            if module_ok:
+                self._check_module(f"{module}.{alias.name}", node)
             if alias.name in FORBIDDEN_ATTRIBUTES and not (module == "triton" and alias.name == "jit"):
                 self.flag(FORBIDDEN_ATTRIBUTES[alias.name], f"from {module} import {alias.name} is not allowed", node)
             self.module_aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
@@ -124,8 +131,8 @@ class _Checker(ast.NodeVisitor):
                 self.flag(FORBIDDEN_ATTRIBUTES[attr], f"use of .{attr} is not allowed", node)
         elif root == "os" and isinstance(node.value, ast.Name) and attr not in OS_ATTRIBUTES:
             self.flag("files", f"os.{attr} is not allowed (only os.environ and os.getenv)", node)
-        if root == "triton" and isinstance(node.value, ast.Name) and attr in ("testing", "tools"):
-            self.flag("timers" if attr == "testing" else "triton_internals", f"triton.{attr} is not allowed", node)
+        if root == "triton" and isinstance(node.value, ast.Name) and attr == "testing":
+            self.flag("timers", "triton.testing is not allowed", node)
         self.generic_visit(node)
 
     def _check_target(self, target: ast.AST) -> None:

@@ -1,0 +1,49 @@
+"""How often would an honest Muon design fail the smoke-workload rule by numerical noise alone?
+
+Runs the torch emulation of the expert's square-side design (the least accurate honest design measured
+in docs/tolerance-muon.md) and the float16 reference on many fresh smoke calls drawn by the task's
+make_inputs, and scores each call with the harness's own compare() and the task's smoke tolerance.
+Usage: .venv/bin/python scripts/muon_false_failure.py --calls 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from muon_tolerance_study import square_side  # noqa: E402
+
+from workbench.catalog import Catalog  # noqa: E402
+from workbench.catalog.modules import import_file  # noqa: E402
+from workbench.harness.compare import compare  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000, help="calls per smoke workload")
+    args = parser.parse_args()
+    task = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")
+    ref = import_file(task.file("reference.py"), "_ff_reference")
+    inputs = import_file(task.file("inputs.py"), "_ff_inputs")
+    for workload in task.spec.smoke_workloads:
+        tol = task.tolerance_for(workload)
+        worst, failures, started = 0.0, 0, time.time()
+        for call in range(args.calls):
+            G = inputs.make_inputs(workload.axes, 10_000_000 + call, "cpu")["G"]
+            result = compare(square_side(G, 5), ref.exact(G, 5), tol, ref.reference(G, 5))
+            worst = max(worst, result.rel_err / result.bound) if result.bound else worst
+            failures += not result.ok
+        print(f"{workload.name}: {args.calls} calls, {failures} failures, worst err/bound {worst:.3f}, "
+              f"{time.time() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
