@@ -42,6 +42,9 @@ def eval_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before the evaluation is stopped.")] = None,
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness only, even on a GPU.")] = False,
+    report_path: Annotated[
+        Path | None, typer.Option("--report", help="Also write the full report (timing statistics, versions) as JSON here.")
+    ] = None,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
 ) -> None:
@@ -54,6 +57,8 @@ def eval_cmd(
         err = stderr()
         show = (lambda line: err.print(f"[dim]{line}[/]", highlight=False)) if not as_json and sys.stderr.isatty() else None
         report = evaluate(task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing)
+    if report_path is not None:
+        report_path.write_text(report.model_dump_json(indent=2))
     if as_json:
         sys.stdout.write(json.dumps(report.summary_json()) + "\n")
     else:
