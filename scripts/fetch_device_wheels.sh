@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Fetch the wheels the GPU machine lacks (Python 3.12, x86-64) into .whl/ (git-ignored), for the
-# harness worker there: pydantic and what it needs. Nothing else: the worker needs no TUI, git or SDK.
+# harness worker there (pydantic and what it needs) and for headless session runs there (gitpython,
+# watchfiles). The worker itself needs no TUI, git or model SDK.
 # On the GPU machine:  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .whl
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d .whl pydantic==2.14.4 pydantic_core==2.50.5 annotated_types typing_inspection typing_extensions
+  -d .whl pydantic==2.14.4 pydantic_core==2.50.5 annotated_types typing_inspection typing_extensions \
+  gitpython gitdb smmap watchfiles
 ls .whl

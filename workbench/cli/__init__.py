@@ -7,7 +7,8 @@ import typer
 from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
 from workbench.cli.bench_cmd import bench_app
 from workbench.cli.eval_cmd import eval_cmd
-from workbench.cli.common import GuidanceDir, TasksDir, catalog, stdout, user_errors
+from workbench.cli.session_cmds import SessionsDir, replay_cmd, session_app
+from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stdout, user_errors
 
 app = typer.Typer(
     name="d2k-workbench",
@@ -20,16 +21,25 @@ app.add_typer(tasks_app, name="tasks")
 app.command("guidance")(guidance_cmd)
 app.command("eval")(eval_cmd)
 app.add_typer(bench_app, name="bench")
+app.add_typer(session_app, name="session")
+app.command("replay")(replay_cmd)
 
 
 @app.callback(invoke_without_command=True)
-def root(ctx: typer.Context, tasks_dir: TasksDir = None, guidance_dir: GuidanceDir = None) -> None:
-    """With no command: open the workbench (for now, the task catalogue)."""
+def root(ctx: typer.Context, tasks_dir: TasksDir = None, guidance_dir: GuidanceDir = None,
+         sessions_dir: SessionsDir = None) -> None:
+    """With no command: open the workbench (the Textual app); `--help` lists the commands."""
     if ctx.invoked_subcommand is not None:
         return
     with user_errors():
-        stdout().print(catalogue_table(catalog(tasks_dir, guidance_dir)))
-        stdout().print("Run `d2k-workbench --help` for the commands.")
+        catalog(tasks_dir, guidance_dir).task_ids()  # a missing tasks folder is an error before the screen opens
+        try:
+            from workbench.tui import run_app  # imported here: other commands do not pay for Textual
+            import textual  # noqa: F401
+        except ImportError as exc:
+            stdout().print(catalogue_table(catalog(tasks_dir, guidance_dir)))
+            raise fail(f"the workbench needs Textual ({exc}); the catalogue is above, `--help` lists the commands")
+        run_app(tasks_dir, guidance_dir, sessions_dir)
 
 
 def main() -> None:

@@ -1,0 +1,219 @@
+"""Sessions end to end on the CPU, through the real CLI in subprocesses and the real harness.
+
+To stay fast, the sessions use a scratch copy of the Muon task whose only smoke workload is small
+(B=2, 64x192); everything else (template, reference, tolerance, harness) is the real task's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from workbench import paths
+from workbench.session.eventlog import read_log
+from workbench.session.events import Event
+from workbench.session.state import SessionState
+from workbench.session.store import SessionStore
+from workbench.session.workspace import Workspace
+
+REPO = paths.REPO_ROOT
+HONEST = REPO / "tests" / "solutions" / "muon_naive.py"
+BROKEN = "def run(G, steps):\n    return G  # not even float16\n"
+SYNTAX_ERROR = "def run(G, steps:\n"
+TINY = "smoke_tiny"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """Environment for CLI subprocesses: scratch sessions root and a task copy with one small smoke workload."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(REPO / "tasks" / "muon_orthogonalize", tasks / "muon_orthogonalize",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    toml = tasks / "muon_orthogonalize" / "task.toml"
+    text = toml.read_text()
+    cut = text.index("[[smoke_workloads]]")
+    toml.write_text(text[:cut] + f'[[smoke_workloads]]\nname = "{TINY}"\naxes = {{ B = 2, M = 64, N = 192 }}\n')
+    return {**os.environ, "D2K_SESSIONS_DIR": str(tmp_path / "sessions"), "D2K_TASKS_DIR": str(tasks),
+            "PYTHONPATH": str(REPO)}
+
+
+def cli(env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "workbench", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "workbench", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+
+
+def new_session(env: dict[str, str], *args: str) -> dict[str, str]:
+    result = cli(env, "session", "new", "muon_orthogonalize", "--device", "cpu", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def events(session: dict[str, str]) -> list[Event]:
+    return read_log(Path(session["dir"]) / "events.jsonl").events
+
+
+def wait_for(session: dict[str, str], condition: Callable[[list[Event]], bool], timeout: float = 60,
+             process: subprocess.Popen[str] | None = None) -> list[Event]:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = events(session)
+        if condition(found):
+            return found
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"runner exited with {process.returncode}: {process.stderr.read() if process.stderr else ''}")
+        time.sleep(0.2)
+    raise AssertionError(f"timed out; log has {[(e.seq, e.type, getattr(e, 'rev', None)) for e in events(session)]}")
+
+
+def finished(rev: int) -> Callable[[list[Event]], bool]:
+    return lambda found: any(e.type == "eval_finished" and e.rev == rev for e in found)  # type: ignore[union-attr]
+
+
+def started(rev: int) -> Callable[[list[Event]], bool]:
+    return lambda found: any(e.type == "eval_started" and e.rev == rev for e in found)  # type: ignore[union-attr]
+
+
+def assert_consistent(found: list[Event]) -> SessionState:
+    """seq 1..N without gaps; one revision event per rev; each revision evaluated once or skipped."""
+    assert [e.seq for e in found] == list(range(1, len(found) + 1))
+    revs = [e.rev for e in found if e.type == "revision"]  # type: ignore[union-attr]
+    assert revs == list(range(1, len(revs) + 1)), revs
+    for rev in revs:
+        outcomes = [e for e in found if e.type in ("eval_finished", "eval_skipped") and e.rev == rev]  # type: ignore[union-attr]
+        assert len(outcomes) == 1, (rev, [o.type for o in outcomes])
+    state = SessionState.from_events(found)
+    assert not state.seq_problems and not state.unevaluated()
+    return state
+
+
+def test_human_session_end_to_end(env: dict[str, str]) -> None:
+    session = new_session(env, "--driver", "human")
+    workspace = Path(session["workspace"])
+    runner = start(env, "session", "run", session["id"])
+    try:
+        wait_for(session, lambda found: any(e.type == "revision" for e in found), 30, runner)
+        began = time.time()
+        shutil.copy(HONEST, workspace / "solution.py")
+        found = wait_for(session, finished(2), 60, runner)
+        assert time.time() - began < 60
+        second = cli(env, "session", "run", session["id"])  # a second runner is refused
+        assert second.returncode == 2 and "already being run" in second.stderr
+        (workspace / "solution.py").write_text(BROKEN)
+        found = wait_for(session, finished(3), 60, runner)
+    finally:
+        runner.send_signal(signal.SIGTERM)
+        out, err = runner.communicate(timeout=60)
+    assert runner.returncode == 0, err
+    assert "rev 2 passed" in out and "submission: rev 2" in out
+    state = assert_consistent(events(session))
+    assert state.revisions[1].status == "runtime_error"  # the template
+    assert state.revisions[2].status == "passed" and state.revisions[2].author == "human"
+    assert state.revisions[3].status not in (None, "passed")
+    assert state.submission is not None and state.submission.rev == 2 and state.finished is not None
+    assert [c.author for c in Workspace(workspace).history()] == ["template", "human", "human"]
+    shown = cli(env, "session", "show", session["id"], "--json")
+    assert shown.returncode == 0
+    revisions = json.loads(shown.stdout)["revisions"]
+    assert [(r["rev"], r["status"]) for r in revisions][1:] == [(2, "passed"), (3, state.revisions[3].status)]
+    assert revisions[1]["workloads"][0]["name"] == TINY and revisions[1]["workloads"][0]["status"] == "passed"
+    table = cli(env, "session", "show", session["id"])
+    assert table.returncode == 0 and TINY in table.stdout
+
+
+SCRIPT = textwrap.dedent('''
+    import json, os, pathlib, sys, time
+    assert os.environ["D2K_BRIEF"].startswith("# Task muon_orthogonalize")
+    assert pathlib.Path(os.environ["D2K_BRIEF_FILE"]).read_text() == os.environ["D2K_BRIEF"]
+    assert pathlib.Path(os.environ["D2K_TASK"], "reference.py").is_file()
+    solution, log = pathlib.Path(os.environ["D2K_SOLUTION"]), pathlib.Path(os.environ["D2K_EVENTS"])
+    variants = ["def run(G, steps):\\n    raise ValueError('first')\\n",
+                "def run(G, steps:\\n",
+                "import torch\\ndef run(G, steps):\\n    return torch.zeros_like(G)\\n"]
+    for rev, text in enumerate(variants, start=2):
+        solution.write_text(text)
+        print(f"wrote revision {rev}", flush=True)
+        while not any(json.loads(l)["type"] in ("eval_finished", "eval_skipped") and json.loads(l).get("rev") == rev
+                      for l in log.read_text().splitlines()):
+            time.sleep(0.2)
+    print("bye", file=sys.stderr)
+''')
+
+
+def test_command_driver_commits_and_evaluates_three_revisions(env: dict[str, str], tmp_path: Path) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(SCRIPT)
+    session = new_session(env, "--driver", "command", "--command", f"{sys.executable} {script}")
+    result = cli(env, "session", "run", session["id"])
+    assert result.returncode == 1, result.stderr  # nothing passed
+    state = assert_consistent(events(session))
+    assert [r.author for r in state.ordered()] == ["template", "command", "command", "command"]
+    assert all(r.eval_state == "finished" for r in state.ordered())
+    assert state.revisions[3].status == "compile_error"
+    lines = [(o.stream, o.text) for o in state.driver_output]
+    assert ("stdout", "wrote revision 4") in lines and ("stderr", "bye") in lines
+    assert state.driver_finished is not None and state.driver_finished.exit_code == 0
+    assert state.submission is not None and state.submission.rev is None
+    for line in ("rev 2 runtime_error", "rev 3 compile_error", "rev 4 ", "submission: none"):
+        assert line in result.stdout
+
+
+def test_replay_of_the_shipped_example_reevaluates_every_revision(env: dict[str, str]) -> None:
+    store = SessionStore(Path(env["D2K_SESSIONS_DIR"]))
+    source_ref = next(ref for ref in store.list() if ref.read_only)
+    source = store.load(source_ref).state
+    result = cli(env, "replay", source_ref.id, "--device", "cpu", "--workload", TINY)
+    assert result.returncode == 0, result.stderr
+    replay_id = result.stdout.splitlines()[0].split()[-1]
+    replay = store.load(replay_id)
+    state = assert_consistent(events({"dir": str(replay.ref.dir)}))
+    assert replay.config.driver == "replay" and replay.config.from_session == source_ref.id
+    assert len(state.revisions) == len(source.revisions)
+    assert all(r.eval_state == "finished" for r in state.ordered())
+    assert [r.replay_of for r in state.ordered()] == [None, *range(2, len(source.revisions) + 1)]
+    original, replayed = store.workspace(source_ref), Workspace(replay.ref.workspace)
+    for old, new in zip(source.ordered(), state.ordered()):
+        assert replayed.read_text(new.sha, "solution.py") == original.read_text(old.sha, "solution.py")
+        assert new.status is not None
+    assert state.submission is not None and state.submission.rev is not None
+
+
+def test_kill_9_mid_evaluation_then_resume(env: dict[str, str]) -> None:
+    session = new_session(env, "--driver", "human")
+    workspace = Path(session["workspace"])
+    runner = start(env, "session", "run", session["id"])
+    wait_for(session, finished(1), 60, runner)
+    shutil.copy(HONEST, workspace / "solution.py")
+    wait_for(session, started(2), 30, runner)
+    time.sleep(1.0)
+    runner.kill()  # SIGKILL in the middle of revision 2's evaluation
+    runner.wait(10)
+    assert not any(e.type == "eval_finished" and e.rev == 2 for e in events(session))  # type: ignore[union-attr]
+    repo = Workspace(workspace)
+    (workspace / "solution.py").write_text(SYNTAX_ERROR)  # committed without its revision event...
+    repo.commit_all("human", "revision 3")
+    (workspace / "solution.py").write_text(BROKEN)  # ...and an edit never committed
+    resumed = cli(env, "session", "run", session["id"], "--idle-exit", "2")
+    assert resumed.returncode == 0, resumed.stderr
+    found = events(session)
+    state = assert_consistent(found)
+    assert sum(1 for e in found if e.type == "session_started") == 2
+    assert [r.rev for r in state.ordered()] == [1, 2, 3, 4]
+    assert state.revisions[2].status == "passed" and state.revisions[2].interrupted == 1
+    assert state.revisions[3].status == "compile_error" and state.revisions[4].status not in (None, "passed")
+    assert [c.sha for c in repo.history()] == [r.sha for r in state.ordered()]
+    assert state.submission is not None and state.submission.rev == 2

@@ -1,0 +1,198 @@
+"""Session pieces without a real evaluation: config, workspace, queue rule, selection, CLI usage errors."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench import paths
+from workbench.catalog import Catalog
+from workbench.cli import app
+from workbench.harness.report import EvalReport, TimingStats, WorkloadResult
+from workbench.session.config import SessionConfig, dump_config, load_config, new_session_id, write_config
+from workbench.session.create import create_session
+from workbench.session.evaluation import EvaluationQueue
+from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Event, Revision
+from workbench.session.state import SessionState, select_submission
+from workbench.session.store import SessionStore
+from workbench.session.workspace import Workspace
+
+cli = CliRunner()
+CATALOG = Catalog(paths.tasks_root(), paths.guidance_root())
+
+
+def test_session_id_is_readable_and_sortable() -> None:
+    first = new_session_id("muon_orthogonalize", datetime(2026, 11, 30, 5, 12, 0, tzinfo=timezone.utc))
+    later = new_session_id("muon_orthogonalize", datetime(2026, 11, 30, 5, 12, 1, tzinfo=timezone.utc))
+    assert first.startswith("20261130-051200-muon_orthogonalize-") and len(first.rsplit("-", 1)[1]) == 4
+    assert first < later
+
+
+def test_config_round_trips_through_toml(tmp_path: Path) -> None:
+    config = SessionConfig(id="x-1", task="t", guidance="L1+L2", driver="command", command='echo "hi" \\ there',
+                           device="cuda:1", workloads=["a", "b"], created=datetime(2026, 1, 2, tzinfo=timezone.utc),
+                           versions={"torch": "2.13"})
+    write_config(tmp_path, config)
+    assert load_config(tmp_path) == config
+    assert "from_session" not in dump_config(config)  # None values are left out
+
+
+def test_new_session_workspace_has_template_and_public_files_only(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, examples=None)
+    ref = create_session(store, CATALOG, "muon_orthogonalize", guidance="L1+L2", device="cpu")
+    files = {p.relative_to(ref.workspace).as_posix() for p in ref.workspace.rglob("*") if ".git" not in p.parts and p.is_file()}
+    assert files == {".gitignore", "BRIEF.md", "solution.py", "task/description.md", "task/reference.py",
+                     "task/inputs.py", "task/template.py", "task/task.toml", "task/guidance.md"}
+    guidance = (ref.workspace / "task" / "guidance.md").read_text()
+    assert "## L1" in guidance and "## L2" in guidance and "## L3" not in guidance
+    template = (paths.tasks_root() / "muon_orthogonalize" / "template.py").read_text()
+    history = Workspace(ref.workspace).history()
+    assert len(history) == 1 and history[0].author == "template"
+    assert Workspace(ref.workspace).read_text(history[0].sha, "solution.py") == template
+    assert load_config(ref.dir).guidance == "L1+L2"
+    unguided = create_session(store, CATALOG, "muon_orthogonalize", device="cpu")
+    assert not (unguided.workspace / "task" / "guidance.md").exists()
+    assert "guidance" not in (unguided.workspace / "BRIEF.md").read_text().lower().split("## description")[0]
+
+
+def test_workspace_commit_history_and_bundle(tmp_path: Path) -> None:
+    ws = Workspace.create(tmp_path / "ws", {"solution.py": "v1\n"}, "template", "first")
+    assert ws.commit_all("human", "nothing") is None
+    (ws.path / "solution.py").write_text("v2\n")
+    (ws.path / "helper.py").write_text("h\n")
+    (ws.path / "__pycache__").mkdir()
+    (ws.path / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    info = ws.commit_all("human", "second")
+    assert info is not None and info.author == "human" and sorted(info.files) == ["helper.py", "solution.py"]
+    history = ws.history()
+    assert [c.message for c in history] == ["first", "second"]
+    assert history[1].files == ["helper.py", "solution.py"]
+    clone = Workspace.from_bundle(ws.export_bundle(tmp_path / "out" / "workspace.bundle"), tmp_path / "cache")
+    assert [c.sha for c in clone.history()] == [c.sha for c in history]
+    assert clone.read_text(history[1].sha, "solution.py") == "v2\n"
+
+
+def test_newer_revisions_replace_queued_ones_unless_kept() -> None:
+    release = threading.Event()
+    events: list[Event] = []
+    lock = threading.Lock()
+
+    def emit(event: Event) -> Event:
+        with lock:
+            events.append(event)
+        return event
+
+    def evaluator(path: Path) -> EvalReport:
+        release.wait(10)
+        return EvalReport(task="t", solution=str(path), device="cpu", status="passed")
+
+    queue = EvaluationQueue(evaluator, lambda sha: b"x = 1\n", emit, "cpu", "t")
+    queue.submit(1, "a")
+    assert _wait(lambda: any(isinstance(e, EvalStarted) for e in events))
+    queue.submit(2, "b", keep=True)
+    queue.submit(3, "c")
+    queue.submit(4, "d")  # supersedes 3, not the kept 2
+    release.set()
+    assert queue.drain(20)
+    queue.close()
+    skipped = [(e.rev, e.superseded_by) for e in events if isinstance(e, EvalSkipped)]
+    finished = [e.rev for e in events if isinstance(e, EvalFinished)]
+    assert skipped == [(3, 4)] and finished == [1, 2, 4]
+
+
+def _wait(condition, timeout: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _finished(rev: int, status: str, speedup_ms: tuple[float, float] | None = None) -> list[Event]:
+    timing = None
+    if speedup_ms:
+        timing = [TimingStats(mean_ms=m, median_ms=m, min_ms=m, max_ms=m, std_ms=0, reps=1, rel_sem=0, method="events")
+                  for m in speedup_ms]
+    workload = WorkloadResult(name="w", status=status, latency=timing[0] if timing else None,  # type: ignore[arg-type]
+                              reference=timing[1] if timing else None)
+    report = EvalReport(task="t", solution="s", device="cuda" if timing else "cpu", status=status,  # type: ignore[arg-type]
+                        workloads=[workload])
+    return [Revision(rev=rev, sha=str(rev) * 40, files=["solution.py"], author="x"),
+            EvalStarted(rev=rev, sha=str(rev) * 40, device="cpu"), EvalFinished(rev=rev, sha=str(rev) * 40, report=report)]
+
+
+def _state(*groups: list[Event]) -> SessionState:
+    events = [e for group in groups for e in group]
+    for seq, event in enumerate(events, start=1):
+        event.seq = seq
+    return SessionState.from_events(events)
+
+
+def test_selection_highest_speedup_else_last_passing_else_none() -> None:
+    timed = _state(_finished(1, "passed", (2.0, 4.0)), _finished(2, "passed", (1.0, 4.0)), _finished(3, "passed", (4.0, 4.0)))
+    chosen, reason = select_submission(timed.ordered())
+    assert chosen is not None and chosen.rev == 2 and "speedup" in reason
+    cpu = _state(_finished(1, "passed"), _finished(2, "passed"), _finished(3, "runtime_error"))
+    chosen, reason = select_submission(cpu.ordered())
+    assert chosen is not None and chosen.rev == 2 and "last passing" in reason
+    assert select_submission(_state(_finished(1, "crashed")).ordered())[0] is None
+
+
+def test_state_marks_an_evaluation_cut_off_by_a_restart_as_pending() -> None:
+    from workbench.session.events import SessionStarted
+
+    events: list[Event] = [SessionStarted(task="t", guidance="none", driver="human", device="cpu"),
+                           *_finished(1, "passed")[:2], SessionStarted(task="t", guidance="none", driver="human",
+                                                                       device="cpu", resumed=True)]
+    state = _state(events)
+    assert state.revisions[1].eval_state == "pending" and state.revisions[1].interrupted == 1
+    assert [r.rev for r in state.unevaluated()] == [1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["session", "new", "nope"], "no task 'nope'"),
+        (["session", "new", "muon_orthogonalize", "--guidance", "L3"], "unknown guidance configuration"),
+        (["session", "new", "muon_orthogonalize", "--driver", "command"], "needs --command"),
+        (["session", "new", "muon_orthogonalize", "--driver", "replay"], "needs --from"),
+        (["session", "new", "muon_orthogonalize", "--driver", "replay", "--from", "nope"], "no session 'nope'"),
+        (["session", "new", "muon_orthogonalize", "--driver", "robot"], "unknown driver"),
+        (["session", "new", "muon_orthogonalize", "--device", "tpu"], "unknown device"),
+        (["session", "new", "muon_orthogonalize", "--device", "cpu", "--workload", "huge"], "no workload 'huge'"),
+        (["session", "run", "nope"], "no session 'nope'"),
+        (["session", "show", "nope"], "no session 'nope'"),
+        (["replay", "nope"], "no session 'nope'"),
+    ],
+)
+def test_bad_usage_exits_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
+    result = cli.invoke(app, [*args, "--sessions-dir", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.output
+    assert not any(tmp_path.iterdir())  # nothing half-created
+
+
+def test_shipped_example_can_be_listed_and_shown_but_not_run(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    examples = [ref for ref in store.list() if ref.read_only]
+    assert examples, "sessions/examples/ ships at least one recorded session"
+    ref = examples[0]
+    view = store.load(ref)
+    assert not view.bad_lines and not view.state.seq_problems
+    assert len(view.state.revisions) >= 3 and all(r.eval_state == "finished" for r in view.state.ordered())
+    assert view.state.submission is not None and view.state.finished is not None
+    history = store.workspace(ref).history()
+    assert [c.sha for c in history] == [r.sha for r in view.state.ordered()]
+    listed = cli.invoke(app, ["session", "list", "--sessions-dir", str(tmp_path)])
+    assert listed.exit_code == 0 and ref.id in listed.stdout
+    shown = cli.invoke(app, ["session", "show", ref.id, "--json", "--sessions-dir", str(tmp_path)])
+    assert shown.exit_code == 0
+    run = cli.invoke(app, ["session", "run", ref.id, "--sessions-dir", str(tmp_path)])
+    assert run.exit_code == 2 and "read-only" in run.stderr

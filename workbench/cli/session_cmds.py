@@ -1,0 +1,278 @@
+"""`session new|run|list|show|export` and `replay`: sessions from the shell, headless."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from workbench.catalog import parse_config
+from workbench.cli.common import (
+    EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout,
+)
+from workbench.harness import resolve_device
+from workbench.session.config import DEVICE_PATTERN, ConfigError
+from workbench.session.create import create_session
+from workbench.session.eventlog import SessionLocked
+from workbench.session.events import Event
+from workbench.session.format import describe, fmt_speedup, view_json, workload_brief
+from workbench.session.layout import BUNDLE_NAME, SessionRef
+from workbench.session.runner import Runner, RunResult, stop_on_signals
+from workbench.session.store import SessionNotFound, SessionStore
+from workbench.session.workspace import WorkspaceError
+
+session_app = typer.Typer(help="Create, run, list and inspect sessions (one attempt at one task).", no_args_is_help=True)
+
+SessionsDir = Annotated[
+    Path | None,
+    typer.Option("--sessions-dir", envvar="D2K_SESSIONS_DIR", help="Root of session folders (default: ./sessions)."),
+]
+DeviceOpt = Annotated[str, typer.Option("--device", help="cpu, cuda or cuda:N (default: cuda when present, else cpu).")]
+WorkloadOpt = Annotated[
+    list[str] | None, typer.Option("--workload", help="Evaluate only this workload (repeatable; default: the harness's).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+@contextmanager
+def session_errors() -> Iterator[None]:
+    """user_errors() plus the session layer's own: all exit 2 with a message on stderr."""
+    with user_errors():
+        try:
+            yield
+        except SessionNotFound as exc:
+            raise fail(str(exc)) from None
+        except (ConfigError, WorkspaceError, SessionLocked) as exc:
+            raise fail(str(exc)) from None
+
+
+def _device(device: str) -> str:
+    if device == "auto":
+        return resolve_device("auto")
+    if not DEVICE_PATTERN.match(device):
+        raise ValueError(f"unknown device {device!r}; expected cpu, cuda or cuda:N")
+    return device
+
+
+def _print_event(event: Event) -> None:
+    line = describe(event)
+    if line is not None:
+        write_stdout(line + "\n")
+
+
+def _run(store: SessionStore, ref: SessionRef, tasks_dir: Path | None, guidance_dir: Path | None,
+         idle_exit: float | None, quiet: bool) -> RunResult:
+    runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit,
+                    on_event=None if quiet else _print_event)
+    with stop_on_signals(runner):
+        return runner.run()
+
+
+def _finish(result: RunResult) -> typer.Exit:
+    return typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
+
+
+@session_app.command("new")
+def new_cmd(
+    task_id: Annotated[str, typer.Argument(help="Task id.")],
+    guidance: Annotated[str, typer.Option("--guidance", help="none, L1, L1+L2 or L1+L2+L3.")] = "none",
+    driver: Annotated[str, typer.Option("--driver", help="human, command or replay.")] = "human",
+    command: Annotated[str | None, typer.Option("--command", help="Command driver: the shell command to run.")] = None,
+    from_session: Annotated[str | None, typer.Option("--from", help="Replay driver: the session to replay.")] = None,
+    device: DeviceOpt = "auto",
+    workload: WorkloadOpt = None,
+    eval_timeout: Annotated[float | None, typer.Option("--eval-timeout", help="Seconds per evaluation.")] = None,
+    as_json: JsonOpt = False,
+    sessions_dir: SessionsDir = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Create a session: sessions/<id>/ with session.toml and a git workspace whose first commit is the template.
+
+    Prints the session id and the workspace path. Exit code 2 for bad usage.
+    """
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        ref = create_session(
+            store, catalog(tasks_dir, guidance_dir), task_id, guidance=parse_config(guidance), driver=driver,
+            command=command, from_session=from_session, device=_device(device), workloads=workload or None,
+            eval_timeout_s=eval_timeout,
+        )
+    if as_json:
+        write_stdout(json.dumps({"id": ref.id, "dir": str(ref.dir), "workspace": str(ref.workspace)}) + "\n")
+    else:
+        write_stdout(f"{ref.id}\n{ref.workspace}\n")
+
+
+@session_app.command("run")
+def run_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
+    idle_exit: Annotated[
+        float | None, typer.Option("--idle-exit", help="Human driver: end after SECONDS with no revision and no evaluation.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing while running.")] = False,
+    sessions_dir: SessionsDir = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Run a session headless (or resume it): one line per revision and evaluation.
+
+    Returns when the driver ends and every queued evaluation finished. Exit code 0 when a revision
+    passed (it is the submission), 1 when none did, 2 for bad usage or a session already being run,
+    130 when interrupted twice.
+    """
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        try:
+            result = _run(store, ref, tasks_dir, guidance_dir, idle_exit, quiet)
+        except KeyboardInterrupt:
+            raise fail("interrupted; `d2k-workbench session run` resumes the session", 130) from None
+    raise _finish(result)
+
+
+@session_app.command("list")
+def list_cmd(as_json: JsonOpt = False, sessions_dir: SessionsDir = None) -> None:
+    """List sessions (and the shipped examples): task, guidance, driver, revisions, best status and speedup."""
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        rows = store.summaries()
+    if as_json:
+        write_stdout(json.dumps([
+            {"id": r.id, "task": r.task, "guidance": r.guidance, "driver": r.driver, "device": r.device,
+             "created": r.created.isoformat(), "revisions": r.revisions, "best_rev": r.best_rev,
+             "best_status": r.best_status, "best_speedup": r.best_speedup, "finished": r.finished,
+             "example": r.read_only}
+            if not isinstance(r, tuple) else {"id": r[0].id, "error": r[1]}
+            for r in rows
+        ]) + "\n")
+        return
+    table = Table(title=f"Sessions in {store.root}", title_justify="left")
+    for column in ("id", "task", "guidance", "driver", "revisions", "best status", "best speedup", "started"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        if isinstance(r, tuple):
+            table.add_row(r[0].id, f"[red]{escape(r[1])}[/]", "", "", "", "", "", "")
+            continue
+        status = r.best_status or "-"
+        style = "green" if status == "passed" else "red" if r.best_status else "dim"
+        table.add_row(
+            r.id + (" [dim](example)[/]" if r.read_only else ""), r.task, r.guidance, r.driver, str(r.revisions),
+            f"[{style}]{status}[/]" + (f" (rev {r.best_rev})" if r.best_rev else ""), fmt_speedup(r.best_speedup),
+            r.created.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        )
+    stdout().print(table)
+
+
+@session_app.command("show")
+def show_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
+    as_json: JsonOpt = False,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Show a session's revisions with their per-workload status and latency, and its submission."""
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        view = store.load(ref)
+        running = store.is_running(ref)
+    if as_json:
+        write_stdout(json.dumps(view_json(view, running)) + "\n")
+        return
+    out, config, state = stdout(), view.config, view.state
+    status = "running" if running else (f"finished: {state.finished.reason}" if state.finished else "not running")
+    out.print(f"[bold]{config.id}[/]" + (" (shipped example, read-only)" if ref.read_only else ""), highlight=False)
+    out.print(f"task {config.task}   guidance {config.guidance}   driver {config.driver}   device {config.device}   "
+              f"created {config.created:%Y-%m-%d %H:%M:%S} UTC", highlight=False)
+    if config.command:
+        out.print(f"command: {escape(config.command)}", highlight=False)
+    if config.from_session:
+        out.print(f"replay of: {config.from_session}", highlight=False)
+    out.print(f"dir {ref.dir}   {status}", highlight=False)
+    table = Table(title_justify="left")
+    for column in ("rev", "sha", "author", "evaluation", "workloads", "speedup", "note"):
+        table.add_column(column, overflow="fold")
+    for r in state.ordered():
+        if r.eval_state == "finished":
+            style = "green" if r.passed else "red"
+            evaluation = f"[{style}]{r.status}[/]"
+        elif r.eval_state == "skipped":
+            evaluation = f"[dim]skipped (rev {r.superseded_by})[/]"
+        else:
+            evaluation = f"[yellow]{r.eval_state}[/]"
+        note = ""
+        if r.report and not r.passed and r.report.message.strip():
+            note = r.report.message.strip().splitlines()[0][:160]
+        if r.replay_of:
+            note = f"replay of rev {r.replay_of}" + (f"; {note}" if note else "")
+        table.add_row(str(r.rev), r.sha[:10], r.author, evaluation,
+                      escape("\n".join(workload_brief(w) for w in r.workloads)) or "-",
+                      fmt_speedup(r.geomean_speedup), escape(note))
+    out.print(table)
+    if state.submission is not None:
+        sub = state.submission
+        out.print(f"submission: {'rev ' + str(sub.rev) if sub.rev is not None else 'none'} ({sub.reason})", highlight=False)
+    for bad in view.bad_lines:
+        out.print(f"[red]events.jsonl line {bad.line} skipped:[/] {escape(bad.message)}", highlight=False)
+
+
+@session_app.command("export")
+def export_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id.")],
+    dest: Annotated[Path, typer.Argument(help="Folder to create: session.toml, events.jsonl, workspace.bundle.")],
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Export a finished session in the shipped-example form (its git history as one bundle file)."""
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        if store.is_running(ref):
+            raise ValueError(f"session {ref.id} is being run; export it when it has finished")
+        target = dest / ref.id if dest.is_dir() and dest.name != ref.id else dest
+        if target.exists() and any(target.iterdir()):
+            raise ValueError(f"{target} exists and is not empty")
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ref.config_path, target / ref.config_path.name)
+        shutil.copy2(ref.log_path, target / ref.log_path.name)
+        store.workspace(ref).export_bundle(target / BUNDLE_NAME)
+    write_stdout(f"{target}\n")
+
+
+def replay_cmd(
+    session_id: Annotated[str, typer.Argument(help="The recorded session to replay (id, or a unique prefix/suffix).")],
+    device: DeviceOpt = "auto",
+    workload: WorkloadOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing while running.")] = False,
+    sessions_dir: SessionsDir = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Replay a recorded session: a new replay session that re-evaluates every recorded revision here.
+
+    Prints the new session's id first. Exit codes as for `session run`.
+    """
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        source = store.load(store.resolve(session_id)).config
+        ref = create_session(
+            store, catalog(tasks_dir, guidance_dir), source.task, guidance=source.guidance, driver="replay",
+            from_session=source.id, device=_device(device), workloads=workload or source.workloads,
+            eval_timeout_s=source.eval_timeout_s,
+        )
+        if not quiet:
+            write_stdout(f"replay session {ref.id}\n")
+        try:
+            result = _run(store, ref, tasks_dir, guidance_dir, None, quiet)
+        except KeyboardInterrupt:
+            raise fail(f"interrupted; `d2k-workbench session run {ref.id}` resumes the replay", 130) from None
+    raise _finish(result)
+
+
+__all__ = ["replay_cmd", "session_app"]

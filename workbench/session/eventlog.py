@@ -1,0 +1,157 @@
+"""Append-only event log: one writer per session (a lock file), fsync per event; a tolerant reader."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from pydantic import ValidationError
+
+from workbench.session.events import EVENT_ADAPTER, Event
+
+LOG_NAME = "events.jsonl"
+LOCK_NAME = ".runner.lock"
+
+
+class SessionLocked(Exception):
+    """Another runner holds this session."""
+
+
+@dataclass(frozen=True)
+class BadLine:
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class LogContents:
+    events: list[Event]
+    bad_lines: list[BadLine]
+    torn_tail: bool  # the last line was cut off mid-write (skipped silently)
+
+
+def read_log(path: Path) -> LogContents:
+    """Read events; skip a torn last line, report other bad lines with their numbers and go on."""
+    if not path.exists():
+        return LogContents([], [], False)
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    torn = lines[-1] != b""  # no newline after the last record: it was cut off
+    complete = lines[:-1]
+    events: list[Event] = []
+    bad: list[BadLine] = []
+    for number, raw in enumerate(complete, start=1):
+        if not raw.strip():
+            continue
+        try:
+            events.append(EVENT_ADAPTER.validate_json(raw))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            bad.append(BadLine(number, f"{where}: {first['msg']}" if where else first["msg"]))
+    return LogContents(events, bad, torn)
+
+
+class EventWriter:
+    """The single writer of a session's log. Holds the session lock while open."""
+
+    def __init__(self, session_dir: Path) -> None:
+        self.path = session_dir / LOG_NAME
+        self._lock_file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
+        self.last_seq = 0
+        self._mutex = threading.Lock()  # append() is called from several threads of one runner
+        self._lock(session_dir / LOCK_NAME)
+        self._open()
+
+    def _lock(self, lock_path: Path) -> None:
+        handle = lock_path.open("a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise SessionLocked(f"session {lock_path.parent.name} is already being run by {holder}") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}\n")
+        handle.flush()
+        self._lock_file = handle
+
+    def _open(self) -> None:
+        if self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):  # a torn record from a killed writer: drop it
+                cut = data.rfind(b"\n") + 1
+                with self.path.open("r+b") as handle:
+                    handle.truncate(cut)
+            contents = read_log(self.path)
+            self.last_seq = max((e.seq for e in contents.events), default=0)
+        self._file = self.path.open("ab")
+
+    def append(self, event: Event) -> Event:
+        """Assign seq and ts, write one line, flush and fsync. Thread-safe."""
+        with self._mutex:
+            assert self._file is not None, "writer is closed"
+            self.last_seq += 1
+            event.seq = self.last_seq
+            event.ts = time.time()
+            self._file.write(event.model_dump_json().encode() + b"\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            return event
+
+    def close(self) -> None:
+        with self._mutex:
+            self._close()
+
+    def _close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._lock_file is not None:
+            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            self._lock_file.close()
+            self._lock_file = None
+
+    def __enter__(self) -> EventWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LogTail:
+    """Reads a log incrementally: each poll() returns the events of the whole lines added since the last."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.line = 0
+        self.bad_lines: list[BadLine] = []
+
+    def poll(self) -> list[Event]:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return []
+        end = chunk.rfind(b"\n") + 1  # a line without its newline is still being written
+        events: list[Event] = []
+        for raw in chunk[:end].split(b"\n")[:-1]:
+            self.line += 1
+            if not raw.strip():
+                continue
+            try:
+                events.append(EVENT_ADAPTER.validate_json(raw))
+            except ValidationError as exc:
+                self.bad_lines.append(BadLine(self.line, exc.errors(include_url=False)[0]["msg"]))
+        self.offset += end
+        return events

@@ -1,0 +1,158 @@
+"""The session event log's records: versioned pydantic models, one JSON object per line.
+
+Every record carries {"v": 1, "seq": N, "ts": unix seconds, "type": ...}. `seq` starts at 1 and has
+no gaps. Types beyond DESIGN.md's list: `eval_skipped` (a queued revision superseded by a newer one
+before it was evaluated), `driver_output` (lines printed by a command driver) and `driver_finished`
+(the driver ended). docs/sessions.md documents every type and field.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from workbench.harness.report import EvalReport
+
+SCHEMA_VERSION = 1
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    v: Literal[1] = 1
+    seq: int = 0  # assigned by the writer
+    ts: float = 0.0  # assigned by the writer
+
+
+class SessionStarted(_Event):
+    type: Literal["session_started"] = "session_started"
+    task: str
+    guidance: str
+    driver: str
+    device: str
+    resumed: bool = False
+    versions: dict[str, str] = {}
+
+
+class Revision(_Event):
+    type: Literal["revision"] = "revision"
+    rev: int  # 1, 2, ...: revision 1 is the template
+    sha: str
+    files: list[str]
+    author: str
+    message: str = ""
+    replay_of: int | None = None  # replay sessions: the recorded session's revision number written here
+
+
+class EvalStarted(_Event):
+    type: Literal["eval_started"] = "eval_started"
+    rev: int
+    sha: str
+    device: str
+
+
+class EvalFinished(_Event):
+    type: Literal["eval_finished"] = "eval_finished"
+    rev: int
+    sha: str
+    report: EvalReport
+
+
+class EvalSkipped(_Event):
+    type: Literal["eval_skipped"] = "eval_skipped"
+    rev: int
+    sha: str
+    superseded_by: int
+
+
+class Usage(BaseModel):
+    """Tokens of one model call, normalised across providers."""
+
+    uncached_input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+    reasoning: int = 0
+
+
+class ModelCall(_Event):
+    type: Literal["model_call"] = "model_call"
+    turn: int
+    model: str
+    usage: Usage
+    cost_usd: float | None = None
+    latency_s: float
+    stop_reason: str = ""
+    text: str = ""
+
+
+class ToolCall(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    turn: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = {}
+
+
+class ToolResult(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    turn: int
+    call_id: str
+    ok: bool
+    content: str
+
+
+class DriverOutput(_Event):
+    type: Literal["driver_output"] = "driver_output"
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
+class DriverFinished(_Event):
+    """The driver ended (a command exited, a replay completed, a human went idle or was stopped)."""
+
+    type: Literal["driver_finished"] = "driver_finished"
+    driver: str
+    reason: str
+    exit_code: int | None = None  # command driver: the command's exit status
+
+
+class Submission(_Event):
+    type: Literal["submission"] = "submission"
+    rev: int | None  # None: no revision passed
+    sha: str | None = None
+    geomean_speedup: float | None = None
+    reason: str
+
+
+class JudgeVerdict(_Event):
+    type: Literal["judge_verdict"] = "judge_verdict"
+    rev: int
+    verdict: dict[str, Any]
+
+
+class Review(_Event):
+    type: Literal["review"] = "review"
+    rev: int
+    review: dict[str, Any]
+
+
+class SessionFinished(_Event):
+    type: Literal["session_finished"] = "session_finished"
+    reason: str
+    submission_rev: int | None = None
+
+
+class Error(_Event):
+    type: Literal["error"] = "error"
+    message: str
+    where: str = ""
+
+
+Event = Annotated[
+    SessionStarted | Revision | EvalStarted | EvalFinished | EvalSkipped | ModelCall | ToolCall | ToolResult
+    | DriverOutput | DriverFinished | Submission | JudgeVerdict | Review | SessionFinished | Error,
+    Field(discriminator="type"),
+]
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

@@ -1,0 +1,261 @@
+"""The headless runner of one session: resume, watch, drive, evaluate, select, finish.
+
+Resuming is the normal start: whatever the log and the workspace hold is reconciled first (commits
+without a `revision` event get one, uncommitted edits become a revision, revisions never evaluated are
+queued), so a runner killed at any point, even by SIGKILL, can simply be started again.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from workbench.catalog import Catalog, Task
+from workbench.harness import EvalReport, evaluate, resolve_device
+from workbench.session.config import SessionConfig, collect_versions, load_config
+from workbench.session.drivers import CommandDriver, Driver, DriverResult, HumanDriver, ReplayDriver
+from workbench.session.evaluation import EvaluationQueue, Evaluator
+from workbench.session.eventlog import EventWriter, read_log
+from workbench.session.events import (
+    DriverFinished, Error, Event, Revision, SessionFinished, SessionStarted, Submission,
+)
+from workbench.session.layout import BRIEF_NAME, SessionRef
+from workbench.session.state import SessionState, select_submission
+from workbench.session.store import SessionStore
+from workbench.session.watcher import Watcher
+from workbench.session.workspace import Workspace
+
+LOCKS_DIR = ".locks"  # under the sessions root: one lock file per device, shared by all runners
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended: the driver's reason and the selected revision (None when none passed)."""
+
+    reason: str
+    submission_rev: int | None
+    state: SessionState
+
+    @property
+    def passed(self) -> bool:
+        return self.submission_rev is not None
+
+
+def make_driver(config: SessionConfig, store: SessionStore, idle_exit: float | None) -> Driver:
+    if config.driver == "human":
+        return HumanDriver(idle_exit)
+    if config.driver == "command":
+        assert config.command, "session.toml of a command session has no command"
+        return CommandDriver(config.command)
+    if config.driver == "replay":
+        assert config.from_session, "session.toml of a replay session has no from_session"
+        return ReplayDriver(store, config.from_session)
+    raise ValueError(f"driver {config.driver!r} cannot be run from the command line yet")
+
+
+def harness_evaluator(task: Task, device: str, config: SessionConfig) -> Evaluator:
+    """Evaluate through the harness with the session's device, workloads and timeout."""
+
+    def run(solution: Path) -> EvalReport:
+        return evaluate(task, solution, device, config.workloads, config.eval_timeout_s)
+
+    return run
+
+
+class Runner:
+    """Runs one session in this process; it is also the `DriverContext` its driver talks to."""
+
+    def __init__(
+        self, store: SessionStore, ref: SessionRef, catalog: Catalog, *, idle_exit: float | None = None,
+        driver: Driver | None = None, evaluator: Evaluator | None = None,
+        on_event: Callable[[Event], None] | None = None, poll_s: float = 2.0,
+    ) -> None:
+        if ref.read_only:
+            raise ValueError(f"session {ref.id} is a shipped example and read-only; "
+                             f"replay it instead: d2k-workbench replay {ref.id}")
+        self.store = store
+        self.ref = ref
+        self.catalog = catalog
+        self.config = load_config(ref.dir)
+        self.session_dir = ref.dir
+        self.workspace = ref.workspace
+        self.brief = (ref.workspace / BRIEF_NAME).read_text(encoding="utf-8") if (ref.workspace / BRIEF_NAME).is_file() else ""
+        self.stop = threading.Event()
+        self.stop_reason = ""
+        self._idle_exit = idle_exit
+        self._driver = driver
+        self._evaluator = evaluator
+        self._on_event = on_event
+        self._poll_s = poll_s
+        self._log_lock = threading.Lock()
+        self._commit_lock = threading.RLock()
+        self._state = SessionState()
+        self._writer: EventWriter | None = None
+        self._queue: EvaluationQueue | None = None
+        self._repo: Workspace | None = None
+        self._last_activity = time.monotonic()
+        self._keep_all = self.config.driver == "replay"
+
+    # ---- DriverContext ---------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> Event:
+        with self._log_lock:
+            assert self._writer is not None, "the runner is not running"
+            self._writer.append(event)
+            self._state.apply(event)
+            if self._on_event is not None:
+                self._on_event(event)
+            return event
+
+    def state(self) -> SessionState:
+        return self._state
+
+    def commit(self, message: str = "", replay_of: int | None = None) -> int | None:
+        assert self._repo is not None and self._queue is not None
+        with self._commit_lock:
+            rev = max(self._state.revisions, default=0) + 1
+            info = self._repo.commit_all(self.config.driver, message or f"revision {rev}")
+            if info is None:
+                return None
+            self.emit(Revision(rev=rev, sha=info.sha, files=info.files, author=info.author, message=info.message,
+                               replay_of=replay_of))
+            self._last_activity = time.monotonic()
+            self._queue.submit(rev, info.sha, keep=self._keep_all)
+            return rev
+
+    def write_files(self, files: Mapping[str, bytes | None], message: str = "", replay_of: int | None = None) -> int | None:
+        root = self.workspace.resolve()
+        with self._commit_lock:
+            for name, content in files.items():
+                target = (root / name).resolve()
+                if root not in target.parents:
+                    raise ValueError(f"{name!r} is outside the workspace")
+                if content is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(content)
+            return self.commit(message, replay_of)
+
+    def wait_evaluated(self, rev: int, timeout: float | None = None) -> bool:
+        assert self._queue is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.stop.is_set():
+            step = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+            if step <= 0:
+                return False
+            if self._queue.wait_done(rev, step):
+                return True
+        return False
+
+    def idle_seconds(self) -> float:
+        assert self._queue is not None
+        if self._queue.busy():
+            return 0.0
+        return time.monotonic() - self._last_activity
+
+    # ---- the run ---------------------------------------------------------------------------------
+
+    def request_stop(self, reason: str) -> None:
+        """Ask the driver to end; queued evaluations still finish and the selection is recorded."""
+        if not self.stop.is_set():
+            self.stop_reason = reason
+            self.stop.set()
+
+    def run(self) -> RunResult:
+        """Run to the end. Raises SessionLocked when another runner holds the session."""
+        task = self.catalog.task(self.config.task)
+        device = resolve_device(self.config.device)
+        self._writer = EventWriter(self.session_dir)  # the session lock: a second runner stops here
+        watcher: Watcher | None = None
+        try:
+            contents = read_log(self._writer.path)
+            self._state = SessionState.from_events(contents.events)
+            self._repo = Workspace(self.workspace)
+            self._repo.clear_stale_locks()
+            self.emit(SessionStarted(task=task.id, guidance=self.config.guidance, driver=self.config.driver,
+                                     device=device, resumed=bool(contents.events), versions=collect_versions()))
+            for bad in contents.bad_lines:
+                self.emit(Error(message=f"events.jsonl line {bad.line} is unreadable: {bad.message}", where="resume"))
+            self._queue = EvaluationQueue(
+                self._evaluator or harness_evaluator(task, device, self.config),
+                lambda sha: self._repo.read_bytes(sha, self.config.solution),  # type: ignore[union-attr]
+                self.emit, device, task.id, self.config.solution, self.store.root / LOCKS_DIR,
+                on_finished=lambda rev, report: self._touch(),
+            )
+            self._reconcile()
+            watcher = Watcher(self.workspace, self._on_burst, quiet_ms=self.config.debounce_ms, poll_s=self._poll_s)
+            watcher.start()
+            result = self._drive()
+            watcher.stop()
+            self.commit("edits made as the driver ended")
+            self.emit(DriverFinished(driver=self.config.driver, reason=result.reason, exit_code=result.exit_code))
+            self._queue.drain()
+            chosen, why = select_submission(self._state.ordered())
+            self.emit(Submission(rev=chosen.rev if chosen else None, sha=chosen.sha if chosen else None,
+                                 geomean_speedup=chosen.geomean_speedup if chosen else None, reason=why))
+            reason = f"{result.reason}; {self.stop_reason}" if self.stop_reason and self.stop_reason not in result.reason else result.reason
+            self.emit(SessionFinished(reason=reason, submission_rev=chosen.rev if chosen else None))
+            return RunResult(reason, chosen.rev if chosen else None, self._state)
+        finally:
+            if watcher is not None:
+                watcher.stop()
+            if self._queue is not None:
+                self._queue.close()
+            self._writer.close()
+
+    def _touch(self) -> None:
+        self._last_activity = time.monotonic()
+
+    def _drive(self) -> DriverResult:
+        driver = self._driver or make_driver(self.config, self.store, self._idle_exit)
+        try:
+            return driver.run(self)
+        except Exception as exc:  # the driver broke: record it, then finish the session normally
+            self.emit(Error(message=f"{type(exc).__name__}: {exc}", where=f"{driver.name} driver"))
+            return DriverResult(f"the {driver.name} driver failed: {exc}")
+
+    def _reconcile(self) -> None:
+        """Bring the log up to date with the workspace after a start or a crash."""
+        assert self._repo is not None and self._queue is not None
+        recorded = self._state.revisions
+        for number, commit in enumerate(self._repo.history(), start=1):
+            known = recorded.get(number)
+            if known is None:  # committed, but the runner died before logging it
+                self.emit(Revision(rev=number, sha=commit.sha, files=commit.files, author=commit.author,
+                                   message=commit.message))
+            elif known.sha != commit.sha:
+                self.emit(Error(message=f"revision {number} is {known.sha[:12]} in the log but {commit.sha[:12]} "
+                                        "in the workspace history (was the history rewritten?)", where="resume"))
+        for revision in self._state.unevaluated():  # never evaluated, or cut off mid-evaluation
+            self._queue.submit(revision.rev, revision.sha, keep=True)
+        self.commit("edits found when the runner started")
+
+    def _on_burst(self, paths: set[str]) -> None:
+        try:
+            self.commit()
+        except Exception as exc:  # keep watching; a later burst or the final commit will retry
+            self.emit(Error(message=f"commit failed: {type(exc).__name__}: {exc}", where="watcher"))
+
+
+@contextmanager
+def stop_on_signals(runner: Runner) -> Iterator[None]:
+    """First Ctrl-C/SIGTERM: stop the driver, finish queued evaluations, record the selection.
+    A second one: give up at once (KeyboardInterrupt); the next run resumes the session."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if runner.stop.is_set():
+            raise KeyboardInterrupt
+        runner.request_stop(f"stopped by {signal.Signals(signum).name}")
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

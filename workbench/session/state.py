@@ -1,0 +1,178 @@
+"""What a session's log means: per-revision state derived from events, one event at a time.
+
+`SessionState.apply(event)` folds one event in, so a reader can build the state from `read_log` and
+then keep it current with `LogTail.poll()`. Nothing here touches git or the harness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from workbench.harness.report import EvalReport, Status
+from workbench.session.events import (
+    DriverFinished, DriverOutput, Error, EvalFinished, EvalSkipped, EvalStarted, Event, Revision, SessionFinished,
+    SessionStarted, Submission,
+)
+
+EvalState = Literal["pending", "running", "finished", "skipped"]
+
+
+@dataclass(frozen=True)
+class WorkloadState:
+    """One workload's outcome in one evaluation. Latencies in ms; None on the CPU (no timing)."""
+
+    name: str
+    status: Status
+    latency_ms: float | None
+    reference_ms: float | None
+    speedup: float | None
+    rel_err: float | None
+    message: str
+
+
+@dataclass
+class RevisionState:
+    """One revision (one workspace commit) and what became of its evaluation."""
+
+    rev: int
+    sha: str
+    author: str
+    files: list[str]
+    message: str
+    ts: float
+    replay_of: int | None = None
+    eval_state: EvalState = "pending"
+    superseded_by: int | None = None  # set when eval_state == "skipped"
+    report: EvalReport | None = None  # set when eval_state == "finished"
+    eval_started_ts: float | None = None
+    eval_finished_ts: float | None = None
+    interrupted: int = 0  # evaluations of this revision cut off by a killed runner
+
+    @property
+    def status(self) -> Status | None:
+        return self.report.status if self.report else None
+
+    @property
+    def passed(self) -> bool:
+        return self.report is not None and self.report.passed
+
+    @property
+    def geomean_speedup(self) -> float | None:
+        return self.report.geomean_speedup() if self.report else None
+
+    @property
+    def workloads(self) -> list[WorkloadState]:
+        if self.report is None:
+            return []
+        return [
+            WorkloadState(w.name, w.status, w.latency_ms, w.reference_ms, w.speedup, w.rel_err, w.message)
+            for w in self.report.workloads
+        ]
+
+
+@dataclass
+class SessionState:
+    """Everything the log says about a session, kept current by `apply`."""
+
+    revisions: dict[int, RevisionState] = field(default_factory=dict)
+    starts: list[SessionStarted] = field(default_factory=list)
+    submission: Submission | None = None  # the latest selection
+    finished: SessionFinished | None = None  # None while running or after a resume
+    driver_finished: DriverFinished | None = None
+    driver_output: list[DriverOutput] = field(default_factory=list)
+    errors: list[Error] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # events per type
+    last_seq: int = 0
+    seq_problems: list[str] = field(default_factory=list)  # gaps or repeats in seq (should stay empty)
+    first_ts: float | None = None
+    last_ts: float | None = None
+
+    @classmethod
+    def from_events(cls, events: list[Event]) -> SessionState:
+        state = cls()
+        for event in events:
+            state.apply(event)
+        return state
+
+    def apply(self, event: Event) -> None:
+        """Fold one event into the state (events must come in log order)."""
+        if event.seq != self.last_seq + 1:
+            self.seq_problems.append(f"seq {event.seq} follows {self.last_seq}")
+        self.last_seq = max(self.last_seq, event.seq)
+        self.counts[event.type] = self.counts.get(event.type, 0) + 1
+        self.first_ts = self.first_ts if self.first_ts is not None else event.ts
+        self.last_ts = event.ts
+        if isinstance(event, SessionStarted):
+            self.starts.append(event)
+            self.finished = None
+            for revision in self.revisions.values():
+                if revision.eval_state == "running":  # the runner died mid-evaluation
+                    revision.eval_state = "pending"
+                    revision.interrupted += 1
+        elif isinstance(event, Revision):
+            self.revisions[event.rev] = RevisionState(
+                event.rev, event.sha, event.author, list(event.files), event.message, event.ts, event.replay_of
+            )
+        elif isinstance(event, EvalStarted):
+            if (revision := self.revisions.get(event.rev)) is not None:
+                revision.eval_state = "running"
+                revision.eval_started_ts = event.ts
+        elif isinstance(event, EvalFinished):
+            if (revision := self.revisions.get(event.rev)) is not None:
+                revision.eval_state = "finished"
+                revision.report = event.report
+                revision.eval_finished_ts = event.ts
+        elif isinstance(event, EvalSkipped):
+            if (revision := self.revisions.get(event.rev)) is not None:
+                revision.eval_state = "skipped"
+                revision.superseded_by = event.superseded_by
+        elif isinstance(event, Submission):
+            self.submission = event
+        elif isinstance(event, SessionFinished):
+            self.finished = event
+        elif isinstance(event, DriverFinished):
+            self.driver_finished = event
+        elif isinstance(event, DriverOutput):
+            self.driver_output.append(event)
+        elif isinstance(event, Error):
+            self.errors.append(event)
+
+    # ---- views -------------------------------------------------------------------------------------
+
+    def ordered(self) -> list[RevisionState]:
+        """Revisions by number."""
+        return [self.revisions[rev] for rev in sorted(self.revisions)]
+
+    def unevaluated(self) -> list[RevisionState]:
+        """Revisions neither evaluated nor skipped (pending, or cut off mid-evaluation)."""
+        return [r for r in self.ordered() if r.eval_state in ("pending", "running")]
+
+    @property
+    def running(self) -> RevisionState | None:
+        return next((r for r in self.ordered() if r.eval_state == "running"), None)
+
+    def best(self) -> RevisionState | None:
+        """The submitted revision when there is one, else the current selection, else the latest evaluated."""
+        if self.submission is not None and self.submission.rev in self.revisions:
+            return self.revisions[self.submission.rev]
+        chosen, _ = select_submission(self.ordered())
+        if chosen is not None:
+            return chosen
+        evaluated = [r for r in self.ordered() if r.eval_state == "finished"]
+        return evaluated[-1] if evaluated else None
+
+
+def select_submission(revisions: list[RevisionState]) -> tuple[RevisionState | None, str]:
+    """Final selection: among passed revisions the highest geometric-mean speedup; with no timing
+    (CPU), the last passing one. Returns the revision (None when none passed) and the reason."""
+    passed = [r for r in revisions if r.passed]
+    if not passed:
+        return None, "no revision passed"
+    timed = [r for r in passed if r.geomean_speedup is not None]
+    if timed:
+        best = max(timed, key=lambda r: (r.geomean_speedup, r.rev))
+        return best, (f"highest geometric-mean speedup ({best.geomean_speedup:.3f}x) "
+                      f"among {len(passed)} passing revision(s)")
+    device = passed[-1].report.device if passed[-1].report else "this device"
+    return passed[-1], f"the last passing revision ({len(passed)} passed; no timing on {device})"
