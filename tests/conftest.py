@@ -25,6 +25,26 @@ def task_copy(tmp_path: Path) -> Path:
     return dest
 
 
+TINY_WORKLOAD = "smoke_tiny"
+
+
+@pytest.fixture(scope="session")
+def tiny_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tasks root holding a copy of the Muon task whose only smoke workload is small (B=2, 64x192).
+
+    CPU evaluations on it take seconds instead of a minute: for tests about sessions, the UI and the
+    harness's rejections, where the size of the matrices does not matter.
+    """
+    root = tmp_path_factory.mktemp("tiny") / "tasks"
+    shutil.copytree(REPO / "tasks" / "muon_orthogonalize", root / "muon_orthogonalize",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    toml = root / "muon_orthogonalize" / "task.toml"
+    text = toml.read_text()
+    cut = text.index("[[smoke_workloads]]")
+    toml.write_text(text[:cut] + f'[[smoke_workloads]]\nname = "{TINY_WORKLOAD}"\naxes = {{ B = 2, M = 64, N = 192 }}\n')
+    return root
+
+
 @pytest.fixture
 def guidance_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "guidance" / "muon_orthogonalize"

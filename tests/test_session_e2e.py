@@ -34,16 +34,9 @@ TINY = "smoke_tiny"
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(tmp_path: Path, tiny_tasks: Path) -> dict[str, str]:
     """Environment for CLI subprocesses: scratch sessions root and a task copy with one small smoke workload."""
-    tasks = tmp_path / "tasks"
-    shutil.copytree(REPO / "tasks" / "muon_orthogonalize", tasks / "muon_orthogonalize",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    toml = tasks / "muon_orthogonalize" / "task.toml"
-    text = toml.read_text()
-    cut = text.index("[[smoke_workloads]]")
-    toml.write_text(text[:cut] + f'[[smoke_workloads]]\nname = "{TINY}"\naxes = {{ B = 2, M = 64, N = 192 }}\n')
-    return {**os.environ, "D2K_SESSIONS_DIR": str(tmp_path / "sessions"), "D2K_TASKS_DIR": str(tasks),
+    return {**os.environ, "D2K_SESSIONS_DIR": str(tmp_path / "sessions"), "D2K_TASKS_DIR": str(tiny_tasks),
             "PYTHONPATH": str(REPO)}
 
 

@@ -17,8 +17,6 @@ from workbench.harness.evaluate import resolve_device
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 NAIVE = REPO / "tests" / "solutions" / "muon_naive.py"
-CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
-ONE_WORKLOAD = ["smoke_b8_m64_n200"]
 
 # cheat -> (expected status, expected rule or None, where it is expected to be caught)
 CASES: dict[str, tuple[str, str | None]] = {
@@ -50,7 +48,7 @@ CASES: dict[str, tuple[str, str | None]] = {
 GPU_ONLY: dict[str, tuple[str, str | None]] = {
     "content_cache": ("policy_violation", "below_roofline_floor"),
 }
-TIMEOUTS = {"hang": 40.0}
+TIMEOUTS = {"hang": 15.0}
 
 
 def build(cheat: str, dest: Path) -> Path:
@@ -61,8 +59,8 @@ def build(cheat: str, dest: Path) -> Path:
     return path
 
 
-def run_case(cheat: str, tmp_path: Path, device: str, workloads: list[str] | None) -> EvalReport:
-    task = CATALOG.task("muon_orthogonalize")
+def run_case(cheat: str, tmp_path: Path, tasks_root: Path, device: str, workloads: list[str] | None = None) -> EvalReport:
+    task = Catalog(tasks_root, REPO / "guidance").task("muon_orthogonalize")
     return evaluate(task, build(cheat, tmp_path), device, workloads, timeout_s=TIMEOUTS.get(cheat))
 
 
@@ -73,16 +71,18 @@ def assert_rejected(report: EvalReport, status: str, rule: str | None) -> None:
     assert report.message, "a rejection must say why"
 
 
+# On the CPU the cheats run on a small smoke workload (the tiny_tasks fixture): what is rejected
+# does not depend on the matrices' size, and the suite stays fast.
 @pytest.mark.parametrize("cheat", sorted(CASES))
-def test_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
+def test_cheat_rejected_on_cpu(cheat: str, tmp_path: Path, tiny_tasks: Path) -> None:
     status, rule = CASES[cheat]
-    assert_rejected(run_case(cheat, tmp_path, "cpu", ONE_WORKLOAD), status, rule)
+    assert_rejected(run_case(cheat, tmp_path, tiny_tasks, "cpu"), status, rule)
 
 
-def test_hang_times_out_and_harness_lives_on(tmp_path: Path) -> None:
-    report = run_case("hang", tmp_path, "cpu", ONE_WORKLOAD)
+def test_hang_times_out_and_harness_lives_on(tmp_path: Path, tiny_tasks: Path) -> None:
+    report = run_case("hang", tmp_path, tiny_tasks, "cpu")
     assert report.status == "timeout"
-    assert "did not finish within 40 s" in report.message
+    assert "did not finish within 15 s" in report.message
 
 
 def test_every_cheat_file_has_a_case() -> None:
@@ -100,4 +100,4 @@ def test_cheat_rejected_on_gpu(cheat: str, tmp_path: Path) -> None:
     status, rule = {**CASES, **GPU_ONLY}[cheat]
     if cheat == "segfault":
         status = "runtime_error"  # an illegal address is a CUDA error on the GPU, not a signal
-    assert_rejected(run_case(cheat, tmp_path, "cuda", ["b32_m2048_n5464"]), status, rule)
+    assert_rejected(run_case(cheat, tmp_path, REPO / "tasks", "cuda", ["b32_m2048_n5464"]), status, rule)
