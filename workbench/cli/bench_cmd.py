@@ -38,3 +38,30 @@ def bench_harness(
         table.add_row(str(r["kernel"]), f"{r['harness_ms']:.4f}", f"{r['do_bench_ms']:.4f}", f"{r['ratio']:.3f}",
                       f"{r['harness_spread']:.2%}", f"{r['do_bench_spread']:.2%}", f"{r['harness_reps']:.0f}")
     stdout().print(table)
+
+
+@bench_app.command("tui")
+def bench_tui(
+    starts: Annotated[int, typer.Option("--starts", min=1, help="Fresh starts of the app to time.")] = 5,
+    opens: Annotated[int, typer.Option("--opens", min=1, help="Times the synthetic session is opened.")] = 5,
+    moves: Annotated[int, typer.Option("--moves", min=1, help="Moves between revisions to time.")] = 50,
+    events: Annotated[int, typer.Option("--events", min=100, help="Events in the synthetic session.")] = 2000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON rows.")] = False,
+) -> None:
+    """Time the workbench (headless, this machine): start to first paint, opening a session, moving between revisions."""
+    try:
+        from workbench.tui.bench import as_json as bench_json, run_tui_bench  # Textual only when asked for
+    except ImportError as exc:
+        raise fail(f"bench tui needs Textual: {exc}", EXIT_USAGE) from None
+    result = run_tui_bench(starts, opens, moves, events)
+    if as_json:
+        sys.stdout.write(bench_json(result) + "\n")
+        return
+    table = Table(title="workbench (TUI), headless at 120x40")
+    for column in ("measure", "n", "median", "max", "goal"):
+        table.add_column(column)
+    for row in result.rows():
+        unit = str(row["unit"])
+        table.add_row(str(row["measure"]), str(row["n"]), f"{row['median']:.3f} {unit}", f"{row['max']:.3f} {unit}",
+                      str(row["goal"]))
+    stdout().print(table)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markdown import Markdown
 from rich.table import Table
 
 from workbench.catalog import Catalog, Task, parse_config, render
@@ -44,6 +43,8 @@ def _shape(dims: list[str | int]) -> str:
 
 def task_details(task: Task) -> list[object]:
     """Renderables describing one task: spec, workloads, tolerance, requirements."""
+    from rich.markdown import Markdown  # only this command renders Markdown: keep start-up light
+
     spec = task.spec
     signature = Table(title="run(...) signature", title_justify="left")
     for column in ("", "name", "dtype", "shape", "layout", "notes"):

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -17,16 +17,12 @@ from workbench.catalog import parse_config
 from workbench.cli.common import (
     EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout,
 )
-from workbench.harness import resolve_device
-from workbench.session.config import DEVICE_PATTERN, ConfigError
-from workbench.session.create import create_session
-from workbench.session.eventlog import SessionLocked
-from workbench.session.events import Event
-from workbench.session.format import describe, fmt_speedup, view_json, workload_brief
-from workbench.session.layout import BUNDLE_NAME, SessionRef
-from workbench.session.runner import Runner, RunResult, stop_on_signals
-from workbench.session.store import SessionNotFound, SessionStore
-from workbench.session.workspace import WorkspaceError
+
+if TYPE_CHECKING:  # the session package (GitPython, watchfiles) is imported by the commands that use it
+    from workbench.session.events import Event
+    from workbench.session.layout import SessionRef
+    from workbench.session.runner import RunResult
+    from workbench.session.store import SessionStore
 
 session_app = typer.Typer(help="Create, run, list and inspect sessions (one attempt at one task).", no_args_is_help=True)
 
@@ -44,6 +40,11 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tex
 @contextmanager
 def session_errors() -> Iterator[None]:
     """user_errors() plus the session layer's own: all exit 2 with a message on stderr."""
+    from workbench.session.config import ConfigError
+    from workbench.session.eventlog import SessionLocked
+    from workbench.session.store import SessionNotFound
+    from workbench.session.workspace import WorkspaceError
+
     with user_errors():
         try:
             yield
@@ -54,6 +55,9 @@ def session_errors() -> Iterator[None]:
 
 
 def _device(device: str) -> str:
+    from workbench.harness import resolve_device
+    from workbench.session.config import DEVICE_PATTERN
+
     if device == "auto":
         return resolve_device("auto")
     if not DEVICE_PATTERN.match(device):
@@ -62,6 +66,8 @@ def _device(device: str) -> str:
 
 
 def _print_event(event: Event) -> None:
+    from workbench.session.format import describe
+
     line = describe(event)
     if line is not None:
         write_stdout(line + "\n")
@@ -69,6 +75,8 @@ def _print_event(event: Event) -> None:
 
 def _run(store: SessionStore, ref: SessionRef, tasks_dir: Path | None, guidance_dir: Path | None,
          idle_exit: float | None, quiet: bool) -> RunResult:
+    from workbench.session.runner import Runner, stop_on_signals
+
     runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit,
                     on_event=None if quiet else _print_event)
     with stop_on_signals(runner):
@@ -98,6 +106,9 @@ def new_cmd(
 
     Prints the session id and the workspace path. Exit code 2 for bad usage.
     """
+    from workbench.session.create import create_session
+    from workbench.session.store import SessionStore
+
     with session_errors():
         store = SessionStore(sessions_dir)
         ref = create_session(
@@ -128,6 +139,8 @@ def run_cmd(
     passed (it is the submission), 1 when none did, 2 for bad usage or a session already being run,
     130 when interrupted twice.
     """
+    from workbench.session.store import SessionStore
+
     with session_errors():
         store = SessionStore(sessions_dir)
         ref = store.resolve(session_id)
@@ -141,6 +154,9 @@ def run_cmd(
 @session_app.command("list")
 def list_cmd(as_json: JsonOpt = False, sessions_dir: SessionsDir = None) -> None:
     """List sessions (and the shipped examples): task, guidance, driver, revisions, best status and speedup."""
+    from workbench.session.format import fmt_speedup
+    from workbench.session.store import SessionStore
+
     with session_errors():
         store = SessionStore(sessions_dir)
         rows = store.summaries()
@@ -178,6 +194,9 @@ def show_cmd(
     sessions_dir: SessionsDir = None,
 ) -> None:
     """Show a session's revisions with their per-workload status and latency, and its submission."""
+    from workbench.session.format import fmt_speedup, view_json, workload_brief
+    from workbench.session.store import SessionStore
+
     with session_errors():
         store = SessionStore(sessions_dir)
         ref = store.resolve(session_id)
@@ -230,6 +249,9 @@ def export_cmd(
     sessions_dir: SessionsDir = None,
 ) -> None:
     """Export a finished session in the shipped-example form (its git history as one bundle file)."""
+    from workbench.session.layout import BUNDLE_NAME
+    from workbench.session.store import SessionStore
+
     with session_errors():
         store = SessionStore(sessions_dir)
         ref = store.resolve(session_id)
@@ -258,6 +280,9 @@ def replay_cmd(
 
     Prints the new session's id first. Exit codes as for `session run`.
     """
+    from workbench.session.create import create_session
+    from workbench.session.store import SessionStore
+
     with session_errors():
         store = SessionStore(sessions_dir)
         source = store.load(store.resolve(session_id)).config

@@ -1,0 +1,45 @@
+"""Fixtures for the workbench's Pilot and snapshot tests: isolated roots with the shipped example only."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from workbench import paths
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.context import WorkbenchContext
+
+EXAMPLE_ID = "20261130-053407-muon_orthogonalize-eab7"
+EXAMPLE = paths.REPO_ROOT / "sessions" / "examples" / EXAMPLE_ID
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def examples_dir(tmp_path: Path) -> Path:
+    """Only the bundled example (others may be added to sessions/examples without changing these tests)."""
+    dest = tmp_path / "examples"
+    shutil.copytree(EXAMPLE, dest / EXAMPLE_ID)
+    return dest
+
+
+@pytest.fixture
+def context(tmp_path: Path, examples_dir: Path) -> WorkbenchContext:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    return WorkbenchContext.from_roots(paths.REPO_ROOT / "tasks", paths.REPO_ROOT / "guidance", sessions, examples_dir)
+
+
+@pytest.fixture
+def make_app(context: WorkbenchContext) -> Callable[[], WorkbenchApp]:
+    return lambda: WorkbenchApp(context)
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Wait for every worker to finish and the messages they posted to be handled."""
+    for _ in range(3):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()

@@ -1,0 +1,114 @@
+"""Sessions screen and session view: filter, open the example, step, seek, play a replay; code and diff."""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from workbench.session.workspace import Workspace
+from workbench.tui.screens.session_view import SessionViewScreen
+from workbench.tui.screens.sessions import SessionsScreen
+from workbench.tui.widgets.code_view import CodeView
+from workbench.tui.widgets.event_log import EventLog
+from workbench.tui.widgets.revision_table import RevisionTable
+
+from .conftest import EXAMPLE, EXAMPLE_ID, SIZE, settle
+
+
+async def open_example(app, pilot) -> SessionViewScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot)
+    await pilot.press("s")
+    await settle(pilot)
+    screen = app.screen
+    assert isinstance(screen, SessionsScreen)
+    assert screen.selected_id == EXAMPLE_ID
+    await pilot.press("enter")
+    await settle(pilot)
+    assert isinstance(app.screen, SessionViewScreen)
+    return app.screen
+
+
+@pytest.mark.asyncio
+async def test_filter_sessions(make_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        table = app.screen.query_one("#session-table", DataTable)
+        assert table.row_count == 1
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"nomatch")
+        assert table.row_count == 0
+        await pilot.press("escape")
+        assert table.row_count == 1 and app.focused is table
+        await pilot.press("slash", *"eab7", "enter")
+        assert table.row_count == 1 and app.focused is table
+
+
+@pytest.mark.asyncio
+async def test_open_example_shows_revisions_code_diff_and_events(make_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_example(app, pilot)
+        table = view.query_one("#revisions", RevisionTable)
+        assert table.row_count == 4
+        assert [table.cells(r)[3].plain for r in range(1, 5)] == [
+            "runtime_error", "incorrect_numerical", "passed", "passed"]
+        assert table.cells(4)[0].plain == "★"  # the submission
+        assert view.timeline.position == len(view.timeline.events) == 23
+        workspace = Workspace.from_bundle(EXAMPLE / "workspace.bundle")
+        shas = {r.rev: r.sha for r in view.timeline.state.ordered()}
+        assert view.shown_rev == 4
+        assert view.query_one("#code", CodeView).text == workspace.read_text(shas[4], "solution.py")
+        await pilot.press("up")
+        await settle(pilot)
+        assert view.shown_rev == 3
+        before, after = workspace.read_text(shas[2], "solution.py"), workspace.read_text(shas[3], "solution.py")
+        diff = view.query_one("#diff", CodeView).text
+        assert diff.startswith("--- a/solution.py")
+        added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+        assert added == [x[2:] for x in difflib.ndiff(before.splitlines(), after.splitlines()) if x.startswith("+ ")]
+        assert any("1.01" in line for line in added)  # revision 3 adds the missing margin
+        await pilot.press("e")
+        lines = view.query_one("#events", EventLog).plain_lines()
+        assert len(lines) == 23 and "submission: rev 4" in lines[-2]
+        await pilot.press("escape")
+        assert isinstance(app.screen, SessionsScreen)
+        assert app.notices == []
+
+
+@pytest.mark.asyncio
+async def test_step_seek_and_play_a_replay(make_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_example(app, pilot)
+        table = view.query_one("#revisions", RevisionTable)
+        log = view.query_one("#events", EventLog)
+        await pilot.press("left_curly_bracket")
+        assert view.timeline.position == 0 and table.row_count == 0 and log.shown == 0
+        await pilot.press("right_square_bracket", "right_square_bracket")  # session_started, revision 1
+        await settle(pilot)
+        assert view.timeline.position == 2 and table.row_count == 1
+        assert table.cells(1)[3].plain == "pending" and view.shown_rev == 1
+        await pilot.press(*["right_square_bracket"] * 4)  # eval_started, output, revision 2, eval_finished 1
+        await settle(pilot)
+        assert table.row_count == 2 and table.cells(1)[3].plain == "runtime_error"
+        await pilot.press("left_square_bracket")
+        assert view.timeline.position == 5 and table.cells(1)[3].plain == "evaluating…"
+        await pilot.press("right_curly_bracket")
+        assert view.timeline.position == 23 and table.row_count == 4
+        await pilot.press("space")  # at the end, play starts over
+        assert view.playing and view.timeline.position < 10  # restarted from the first event
+        await pilot.pause(0.7)
+        assert view.timeline.position >= 1
+        await pilot.press("space")
+        assert not view.playing
+        held = view.timeline.position
+        await pilot.pause(0.5)
+        assert view.timeline.position == held
+        assert "replay" in str(view.query_one("#replay-bar").content)
+        assert app.notices == []

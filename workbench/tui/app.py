@@ -1,0 +1,104 @@
+"""The workbench App: the screen registry (modes), global keys, the command palette and the error router."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker
+
+from workbench.session.layout import SessionRef
+from workbench.tui.context import WorkbenchContext
+from workbench.tui.screens.help import HelpScreen
+from workbench.tui.screens.launch import LaunchScreen
+from workbench.tui.screens.session_view import SessionViewScreen
+from workbench.tui.screens.sessions import SessionsScreen
+from workbench.tui.screens.tasks import TasksScreen
+
+STYLES = Path(__file__).parent / "styles"
+
+
+class WorkbenchApp(App[None]):
+    """Browse tasks and guidance; launch, watch and replay sessions."""
+
+    TITLE = "d2k-workbench"
+    SUB_TITLE = "D2K-Bench"
+    CSS_PATH = STYLES / "app.tcss"
+    MODES = {"tasks": TasksScreen, "sessions": SessionsScreen}
+    DEFAULT_MODE = "tasks"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("t", "show_tasks", "Tasks", id="app.tasks"),
+        Binding("s", "show_sessions", "Sessions", id="app.sessions"),
+        Binding("n", "launch", "New session", id="app.launch"),
+    ]
+
+    def __init__(self, context: WorkbenchContext) -> None:
+        super().__init__()
+        self.context = context
+        self.notices: list[str] = []  # every error notice shown, newest last (tests and the help screen read it)
+
+    # ---- the one error router --------------------------------------------------------------------
+
+    def route_worker_error(self, worker: Worker[object]) -> None:
+        """Turn a worker's exception into one visible notice (never a crash of the app)."""
+        error = worker.error
+        text = f"{type(error).__name__}: {error}" if error is not None else "unknown error"
+        self.report_error(worker.name or worker.group, text)
+
+    def report_error(self, where: str, text: str) -> None:
+        message = f"{where}: {text}" if where else text
+        self.notices.append(message)
+        self.log.error(message)
+        self.notify(message, title="Something went wrong", severity="error", timeout=8)
+
+    # ---- actions -----------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss()
+            return
+        self.push_screen(HelpScreen(self.screen))
+
+    def action_show_tasks(self) -> None:
+        self.switch_mode("tasks")
+
+    def action_show_sessions(self) -> None:
+        self.switch_mode("sessions")
+
+    def action_launch(self, task_id: str | None = None) -> None:
+        """Open the launch dialog; a session it starts opens in its live view."""
+        self.push_screen(LaunchScreen(task_id), self._launched)
+
+    def _launched(self, ref: object) -> None:
+        if isinstance(ref, SessionRef):
+            self.open_session(ref)
+
+    def open_session(self, ref: SessionRef) -> None:
+        """Show the sessions area with the session's view on top."""
+        if self.current_mode != "sessions":
+            self.switch_mode("sessions")
+        self.push_screen(SessionViewScreen(ref))
+
+    # ---- command palette: every binding of the current screen is a command --------------------------
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        seen: set[str] = {"quit"}
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if not binding.description or binding.action in seen or not active.enabled:
+                continue
+            seen.add(binding.action)
+            shown = binding.key_display or self.get_key_display(binding)
+            yield SystemCommand(binding.description, f"key {shown}" + (f" · {binding.id}" if binding.id else ""),
+                                partial(self._run_binding, binding.action, active.node))
+
+    async def _run_binding(self, action: str, node: object) -> None:
+        await self.run_action(action, node)  # type: ignore[arg-type]

@@ -1,0 +1,81 @@
+"""Typed messages that workers post to screens: every result of background work arrives as one of these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.message import Message
+
+from workbench.catalog import Guidance, Task
+from workbench.session.config import SessionConfig
+from workbench.session.eventlog import LogTail
+from workbench.session.events import Event
+from workbench.session.layout import SessionRef
+from workbench.session.store import SessionSummary
+from workbench.session.workspace import Workspace
+
+
+@dataclass
+class TaskRow:
+    """One task with its guidance and the best result any session recorded for it."""
+
+    task: Task
+    guidance: Guidance | None
+    best: str  # "" when no session has a passing revision
+
+
+class TasksLoaded(Message):
+    def __init__(self, rows: list[TaskRow]) -> None:
+        super().__init__()
+        self.rows = rows
+
+
+class SessionsLoaded(Message):
+    def __init__(self, rows: list[SessionSummary | tuple[SessionRef, str]], running: set[str]) -> None:
+        super().__init__()
+        self.rows = rows
+        self.running = running
+
+
+class SessionLoaded(Message):
+    """A session's config, every event so far and a tail positioned after them."""
+
+    def __init__(self, config: SessionConfig, events: list[Event], tail: LogTail, running: bool,
+                 workspace: Workspace | None, problem: str = "") -> None:
+        super().__init__()
+        self.config = config
+        self.events = events
+        self.tail = tail
+        self.running = running
+        self.workspace = workspace
+        self.problem = problem
+
+
+class EventsArrived(Message):
+    """New events of a live session (possibly none), and whether its runner still runs."""
+
+    def __init__(self, events: list[Event], running: bool) -> None:
+        super().__init__()
+        self.events = events
+        self.running = running
+
+
+class CodeLoaded(Message):
+    """The solution of one revision and its unified diff to the previous revision."""
+
+    def __init__(self, rev: int, rendered: tuple[str, list[Text], str, list[Text]], elapsed_s: float) -> None:
+        super().__init__()
+        self.rev = rev
+        self.rendered = rendered  # code, its highlighted lines, diff, its highlighted lines
+        self.elapsed_s = elapsed_s
+
+
+class SessionLaunched(Message):
+    """A session was created and its runner started (pid), with the runner's log file."""
+
+    def __init__(self, ref: SessionRef, pid: int, log: str) -> None:
+        super().__init__()
+        self.ref = ref
+        self.pid = pid
+        self.log = log

@@ -1,0 +1,68 @@
+"""The help screen: what each area is for and every key of the screen it was opened from."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+from workbench.tui.screens.base import STYLES
+
+ABOUT = """\
+d2k-workbench: browse D2K-Bench tasks and their expert guidance, launch sessions, watch them live and replay them.
+
+Areas:  t tasks   s sessions   n new session   ctrl+p command palette (every key below is also a command)
+Session view: the revision table (★ = submission), the code of the selected revision and its diff to the
+previous one, the event log, and latency by revision. Live and replay are the same view: the position
+moves over the recorded events; a live session follows new events until you scroll the log up or step back.
+Sessions launched here keep running when the app closes; reopen the app to watch them again.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys of the screen underneath, generated from its active bindings."""
+
+    CSS_PATH = STYLES / "help.tcss"
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close", id="help.close"),
+        Binding("q", "dismiss", "Close", show=False, id="help.close_q"),
+    ]
+
+    def __init__(self, under: Screen[object]) -> None:
+        super().__init__()
+        self.under = under
+
+    def keys_table(self) -> Table:
+        table = Table(title=f"Keys here ({type(self.under).__name__.removesuffix('Screen').lower()})",
+                      title_justify="left", expand=True, show_edge=False)
+        table.add_column("key", style="bold", no_wrap=True)
+        table.add_column("does")
+        table.add_column("id", style="dim")
+        seen: set[tuple[str, str]] = set()
+        for key, active in self.under.active_bindings.items():
+            binding = active.binding
+            if not binding.description or (key, binding.action) in seen:
+                continue
+            seen.add((key, binding.action))
+            table.add_row(binding.key_display or self.app.get_key_display(binding), binding.description,
+                          binding.id or "")
+        table.add_row("tab / shift+tab", "move between panes", "")
+        table.add_row("escape", "back / close", "")
+        return table
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Static(Text(ABOUT), id="help-about")
+            context = getattr(self.app, "context", None)
+            if context is not None:
+                yield Static(Text(f"tasks {context.tasks_dir}\nguidance {context.guidance_dir}\n"
+                                  f"sessions {context.sessions_dir}", style="dim"), id="help-roots")
+            yield Static(self.keys_table(), id="help-keys")
+            yield Static(Text("escape or ? closes this help", style="dim"), id="help-close")
+
+    async def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(None)

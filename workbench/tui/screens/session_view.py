@@ -1,0 +1,368 @@
+"""The session view: live and replay through one code path (a Timeline of events applied one at a time).
+
+Live: a worker polls the log every 0.5 s; new events are recorded and, while following, applied at once.
+Scrolling the event log up (or stepping back) stops following; the bar shows how many events wait.
+Replay: step, seek to start/end, play and pause move the same position over the recorded events.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+
+from workbench.session.config import SessionConfig
+from workbench.session.eventlog import LOCK_NAME, LogTail
+from workbench.session.layout import SessionRef
+from workbench.session.workspace import WorkspaceError
+from workbench.tui.code_source import CodeSource
+from workbench.tui.messages import CodeLoaded, EventsArrived, SessionLoaded
+from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.timeline import Timeline
+from workbench.tui.transcript import event_line
+from workbench.tui.widgets.code_view import CodeView
+from workbench.tui.widgets.event_log import EventLog
+from workbench.tui.widgets.latency_chart import LatencyChart
+from workbench.tui.widgets.revision_table import RevisionTable
+
+POLL_S = 0.5
+PLAY_S = 0.3
+
+
+class SessionViewScreen(WorkbenchScreen):
+    """Revision table, code and diff of the selected revision, event log, latency chart; live or replay."""
+
+    CSS_PATH = STYLES / "session_view.tcss"
+    AUTO_FOCUS = "#revisions"
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="session.back"),
+        Binding("left_square_bracket", "step(-1)", "Step back", key_display="[", id="session.step_back"),
+        Binding("right_square_bracket", "step(1)", "Step", key_display="]", id="session.step"),
+        Binding("left_curly_bracket", "seek_start", "Start", key_display="{", show=False, id="session.start"),
+        Binding("right_curly_bracket", "seek_end", "End", key_display="}", show=False, id="session.end"),
+        Binding("space", "play", "Play/pause", id="session.play"),
+        Binding("f", "follow", "Follow", id="session.follow"),
+        Binding("c", "tab('tab-code')", "Code", show=False, id="session.code"),
+        Binding("d", "tab('tab-diff')", "Diff", show=False, id="session.diff"),
+        Binding("e", "tab('tab-events')", "Events", show=False, id="session.events"),
+        Binding("x", "stop_runner", "Stop run", show=False, id="session.stop"),
+    ]
+
+    def __init__(self, ref: SessionRef) -> None:
+        super().__init__()
+        self.ref = ref
+        self.timeline = Timeline()
+        self.config: SessionConfig | None = None
+        self.tail: LogTail | None = None
+        self.code: CodeSource | None = None
+        self.running = False
+        self.following = False
+        self.playing = False
+        self.code_rev: int | None = None  # the revision whose code is wanted
+        self.shown_rev: int | None = None  # the revision whose code is on screen
+        self._play_timer: Timer | None = None
+        self._polling = False
+        self._opened_at = time.perf_counter()
+        self.open_s: float | None = None  # seconds from construction to the first full paint (bench tui)
+        self.code_painted_at: float | None = None  # perf_counter() after the latest code was painted
+
+    # ---- layout ------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text(self.ref.id, style="bold"), id="session-header")
+        with Horizontal(id="session-body"):
+            with Vertical(id="session-left"):
+                yield RevisionTable(id="revisions")
+                yield LatencyChart(id="latency")
+            with TabbedContent(id="session-tabs", initial="tab-code"):
+                with TabPane("Code", id="tab-code"):
+                    yield CodeView(id="code")
+                with TabPane("Diff", id="tab-diff"):
+                    yield CodeView(id="diff")
+                with TabPane("Events", id="tab-events"):
+                    yield EventLog(id="events")
+        yield Static(id="replay-bar")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Session"
+        self._play_timer = self.set_interval(PLAY_S, self._play_tick, pause=True)
+        self.load_session()
+
+    # ---- loading and following ---------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="load", name="opening the session", exit_on_error=False)
+    def load_session(self) -> None:
+        store = self.context.store
+        config = store.config(self.ref)
+        tail = LogTail(self.ref.log_path)
+        events = tail.poll()
+        running = store.is_running(self.ref)
+        problem, workspace = "", None
+        try:
+            workspace = store.workspace(self.ref)
+        except WorkspaceError as exc:
+            problem = str(exc)
+        self.post_message(SessionLoaded(config, events, tail, running, workspace, problem))
+
+    def on_session_loaded(self, message: SessionLoaded) -> None:
+        self.config, self.tail, self.running = message.config, message.tail, message.running
+        if message.workspace is not None:
+            self.code = CodeSource(message.workspace, message.config.solution)
+        if message.problem:
+            self.notify(message.problem, severity="warning")
+        self.timeline = Timeline()
+        self.timeline.extend(message.events)
+        start = message.events[0].ts if message.events else None
+        self.query_one("#events", EventLog).set_lines([event_line(e, start) for e in message.events], 0)
+        self.following = True
+        self.timeline.to_end()
+        self.refresh_view(select_latest=True)
+        if not self.ref.read_only:
+            self.set_interval(POLL_S, self._poll)
+        if self.code is None or not self.timeline.state.revisions:
+            self.call_after_refresh(self._painted)
+
+    def _poll(self) -> None:
+        if not self._polling and self.tail is not None:
+            self._polling = True
+            self.poll_events()
+
+    @work(thread=True, group="poll", name="following the session", exit_on_error=False)
+    def poll_events(self) -> None:
+        assert self.tail is not None
+        try:
+            events = self.tail.poll()
+            running = self.context.store.is_running(self.ref)
+        finally:
+            self._polling = False
+        self.post_message(EventsArrived(events, running))
+
+    def on_events_arrived(self, message: EventsArrived) -> None:
+        changed = message.running != self.running
+        self.running = message.running
+        if message.events:
+            first = self.timeline.events[0].ts if self.timeline.events else message.events[0].ts
+            self.timeline.extend(message.events)
+            self.query_one("#events", EventLog).add_lines([event_line(e, first) for e in message.events])
+            if self.following:
+                self.timeline.to_end()
+                self.refresh_view(select_latest=True)
+                return
+        if message.events or changed:
+            self.update_bar()
+
+    # ---- what is shown -----------------------------------------------------------------------------
+
+    def _latest_rev(self) -> int | None:
+        """The revision the current event concerns, else the newest one."""
+        state = self.timeline.state
+        current = self.timeline.current
+        rev = getattr(current, "rev", None)
+        if isinstance(rev, int) and rev in state.revisions:
+            return rev
+        return max(state.revisions) if state.revisions else None
+
+    def refresh_view(self, select_latest: bool = False) -> None:
+        """Make every pane show the state at the timeline's position."""
+        state = self.timeline.state
+        table = self.query_one("#revisions", RevisionTable)
+        table.sync(state)
+        if select_latest and (rev := self._latest_rev()) is not None:
+            table.select_rev(rev)
+        selected = table.selected_rev
+        if selected is not None and selected != self.code_rev:
+            self.request_code(selected)
+        elif selected is None:
+            self.code_rev = None
+            self.query_one("#code", CodeView).show("", [], "no revision yet at this point")
+            self.query_one("#diff", CodeView).show("", [], "no revision yet at this point")
+        submitted = state.submission.rev if state.submission is not None else None
+        self.query_one("#latency", LatencyChart).update_revisions(state.ordered(), submitted, selected)
+        self.query_one("#events", EventLog).show(self.timeline.position)
+        self.update_header()
+        self.update_bar()
+
+    def update_header(self) -> None:
+        config, state = self.config, self.timeline.state
+        text = Text(self.ref.id, style="bold")
+        if self.ref.read_only:
+            text.append("  (shipped example, read-only)", style="dim")
+        if config is not None:
+            text.append(f"\ntask {config.task} · guidance {config.guidance} · driver {config.driver} · "
+                        f"device {config.device} · created {config.created:%Y-%m-%d %H:%M} UTC")
+            if config.command:
+                text.append(f"\ncommand: {config.command}", style="dim")
+        if state.submission is not None:
+            sub = state.submission
+            text.append(f"\nsubmission: {'rev ' + str(sub.rev) if sub.rev is not None else 'none'} ({sub.reason})",
+                        style="green" if sub.rev is not None else "red")
+        self.query_one("#session-header", Static).update(text)
+
+    def update_bar(self) -> None:
+        timeline = self.timeline
+        mode = "LIVE" if self.running else ("replay" if self.ref.read_only or not self.running else "")
+        if not self.running and self.timeline.state.finished is None and not self.ref.read_only:
+            mode = "stopped"
+        bar = Text()
+        bar.append(f" {mode} ", style="reverse bold yellow" if self.running else "reverse")
+        bar.append(f"  event {timeline.position}/{len(timeline.events)}")
+        bar.append("  ▶ playing" if self.playing else "  ⏸ paused" if timeline.position < len(timeline.events) else "")
+        if self.running and self.following:
+            bar.append("  following new events", style="green")
+        elif timeline.waiting:
+            bar.append(f"  {timeline.waiting} new event{'s' if timeline.waiting != 1 else ''} waiting", style="bold yellow")
+            bar.append(" (f or } to follow)", style="dim")
+        bar.append("   [ ] step  { } start/end  space play", style="dim")
+        self.query_one("#replay-bar", Static).update(bar)
+
+    # ---- code of the selected revision -------------------------------------------------------------
+
+    @on(RevisionTable.Highlighted, "#revisions")
+    def _revision_highlighted(self, event: RevisionTable.Highlighted) -> None:
+        if event.rev != self.code_rev:
+            self.request_code(event.rev)
+        state = self.timeline.state
+        submitted = state.submission.rev if state.submission is not None else None
+        self.query_one("#latency", LatencyChart).update_revisions(state.ordered(), submitted, event.rev)
+
+    def _shas(self, rev: int) -> tuple[str, str | None] | None:
+        revisions = self.timeline.state.revisions
+        if rev not in revisions:
+            return None
+        earlier = [r for r in revisions if r < rev]
+        return revisions[rev].sha, (revisions[max(earlier)].sha if earlier else None)
+
+    def request_code(self, rev: int) -> None:
+        shas = self._shas(rev)
+        if shas is None or self.code is None:
+            return
+        self.code_rev = rev
+        cached = self.code.cached(*shas)
+        if cached is not None:
+            self.show_code(rev, cached)
+        neighbours = [n for r in (rev - 1, rev + 1) if (n := self._shas(r)) is not None]
+        self.load_code(rev, shas if cached is None else None, neighbours)
+
+    @work(thread=True, group="code", name="reading the revision from git", exit_on_error=False)
+    def load_code(self, rev: int, shas: tuple[str, str | None] | None,
+                  neighbours: list[tuple[str, str | None]]) -> None:
+        """Read and highlight one revision (when not cached), then the ones next to it, so moving is instant."""
+        assert self.code is not None
+        if shas is not None:
+            started = time.perf_counter()
+            rendered = self.code.code_and_diff(*shas)
+            self.post_message(CodeLoaded(rev, rendered, time.perf_counter() - started))
+        for neighbour in neighbours:
+            self.code.code_and_diff(*neighbour)
+
+    def on_code_loaded(self, message: CodeLoaded) -> None:
+        if message.rev == self.code_rev:
+            self.show_code(message.rev, message.rendered)
+
+    def show_code(self, rev: int, rendered: tuple[str, list[Text], str, list[Text]]) -> None:
+        code, code_lines, diff, diff_lines = rendered
+        first = rev == min(self.timeline.state.revisions, default=rev)
+        self.query_one("#code", CodeView).show(
+            code, code_lines, f"revision {rev} has no {self.config.solution if self.config else 'file'}")
+        self.query_one("#diff", CodeView).show(diff, diff_lines, "first revision: nothing to compare with" if first
+                                               else f"revision {rev} does not change the solution")
+        self.shown_rev = rev
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self.code_painted_at = time.perf_counter()
+        if self.open_s is None:
+            self.open_s = self.code_painted_at - self._opened_at
+
+    # ---- replay controls ---------------------------------------------------------------------------
+
+    def _moved(self) -> None:
+        self.following = self.timeline.at_end and self.running
+        self.refresh_view(select_latest=True)
+
+    def action_step(self, delta: int) -> None:
+        self._pause()
+        if self.timeline.step(delta):
+            self._moved()
+        else:
+            self.update_bar()
+
+    def action_seek_start(self) -> None:
+        self._pause()
+        if self.timeline.seek(0):
+            self._moved()
+
+    def action_seek_end(self) -> None:
+        self._pause()
+        self.timeline.to_end()
+        self.following = True
+        self.refresh_view(select_latest=True)
+
+    def action_follow(self) -> None:
+        self.action_seek_end()
+        self.query_one("#events", EventLog).scroll_end(animate=False)
+
+    def action_play(self) -> None:
+        if self.playing:
+            self._pause()
+            self.update_bar()
+            return
+        if self.timeline.at_end:
+            self.timeline.seek(0)
+        self.playing = True
+        self.following = False
+        assert self._play_timer is not None
+        self._play_timer.resume()
+        self._moved()
+
+    def _pause(self) -> None:
+        self.playing = False
+        if self._play_timer is not None:
+            self._play_timer.pause()
+
+    def _play_tick(self) -> None:
+        if not self.timeline.step(1):
+            self._pause()
+            self.following = self.running
+        self.refresh_view(select_latest=True)
+
+    @on(EventLog.Scrolled)
+    def _log_scrolled(self, event: EventLog.Scrolled) -> None:
+        if not event.at_bottom and self.following:
+            self.following = False
+            self.update_bar()
+
+    def action_tab(self, pane: str) -> None:
+        self.query_one("#session-tabs", TabbedContent).active = pane
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    # ---- process control ---------------------------------------------------------------------------
+
+    def action_stop_runner(self) -> None:
+        if not self.running:
+            self.notify("this session is not being run", severity="warning")
+            return
+        self.stop_runner()
+
+    @work(thread=True, group="process", name="stopping the runner", exit_on_error=False)
+    def stop_runner(self) -> None:
+        text = (self.ref.dir / LOCK_NAME).read_text(encoding="utf-8").split()
+        if len(text) != 2 or text[0] != "pid" or not text[1].isdigit():
+            raise RuntimeError(f"cannot tell the runner's pid from {self.ref.dir / LOCK_NAME}")
+        os.kill(int(text[1]), signal.SIGTERM)
+        self.app.call_from_thread(self.notify, f"asked the runner (pid {text[1]}) to stop; it finishes queued evaluations")
+
+
+__all__ = ["SessionViewScreen"]

@@ -1,0 +1,160 @@
+"""The sessions area: every session (and shipped example), filterable; Enter opens its view."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from workbench.session.layout import SessionRef
+from workbench.session.store import SessionSummary
+from workbench.tui.messages import SessionsLoaded
+from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.transcript import status_style
+
+REFRESH_S = 2.0
+COLUMNS = ("session", "task", "guidance", "driver", "revs", "status", "best", "speedup", "cost", "started")
+
+
+def session_status(row: SessionSummary, running: bool) -> Text:
+    if running:
+        return Text("running", style="bold yellow")
+    if row.read_only:
+        return Text("example", style="cyan")
+    return Text("finished", style="green") if row.finished else Text("stopped", style="dim")
+
+
+def row_cells(row: SessionSummary | tuple[SessionRef, str], running: bool) -> list[Text]:
+    if isinstance(row, tuple):
+        return [Text(row[0].id), Text(row[1], style="red"), *(Text("") for _ in COLUMNS[2:])]
+    best = Text(f"{row.best_status} (r{row.best_rev})" if row.best_status else "-", style=status_style(row.best_status))
+    return [
+        Text(row.id), Text(row.task), Text(row.guidance), Text(row.driver), Text(str(row.revisions)),
+        session_status(row, running), best,
+        Text("-" if row.best_speedup is None else f"{row.best_speedup:.2f}x"),
+        Text(""),  # cost: known once sessions record model calls
+        Text(f"{row.created:%Y-%m-%d %H:%M}"),
+    ]
+
+
+class SessionsScreen(WorkbenchScreen):
+    """A table of sessions, newest first (examples last), refreshed every 2 s."""
+
+    CSS_PATH = STYLES / "sessions.tcss"
+    AUTO_FOCUS = "#session-table"
+    BINDINGS = [
+        Binding("enter", "open", "Open", id="sessions.open"),
+        Binding("slash", "filter", "Filter", key_display="/", id="sessions.filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="sessions.clear_filter"),
+        Binding("r", "refresh", "Refresh", id="sessions.refresh"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[SessionSummary | tuple[SessionRef, str], bool]] = []
+        self.refs: dict[str, SessionRef] = {}
+        self.filter_text = ""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(placeholder="filter: any text in a row (escape clears)", id="session-filter", classes="-hidden")
+        yield DataTable(id="session-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="sessions-hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Sessions"
+        table = self.query_one("#session-table", DataTable)
+        for column in COLUMNS:
+            table.add_column(column, key=column)
+        table.loading = True
+        table.focus()
+        self.action_refresh()
+        self.set_interval(REFRESH_S, self.action_refresh)
+
+    def on_screen_resume(self) -> None:
+        self.action_refresh()
+
+    def action_refresh(self) -> None:
+        if not any(w.group == "sessions" and w.is_running for w in self.workers):
+            self.load_sessions()
+
+    @work(thread=True, group="sessions", name="reading sessions", exit_on_error=False)
+    def load_sessions(self) -> None:
+        store = self.context.store
+        rows = store.summaries()
+        running = {r.id for r in rows if not isinstance(r, tuple) and not r.read_only and store.is_running(
+            SessionRef(r.id, store.root / r.id))}
+        self.post_message(SessionsLoaded(rows, running))
+
+    def on_sessions_loaded(self, message: SessionsLoaded) -> None:
+        own = [r for r in message.rows if isinstance(r, tuple) or not r.read_only]
+        examples = [r for r in message.rows if not isinstance(r, tuple) and r.read_only]
+        ordered = list(reversed(own)) + examples
+        rows = [(r, (r[0].id if isinstance(r, tuple) else r.id) in message.running) for r in ordered]
+        if rows == self.rows and not self.query_one("#session-table", DataTable).loading:
+            return  # nothing changed: keep the cursor and scroll as they are
+        self.rows = rows
+        self.refs = {ref.id: ref for ref in self.context.store.list()}
+        self.render_rows()
+
+    def render_rows(self) -> None:
+        table = self.query_one("#session-table", DataTable)
+        table.loading = False
+        selected = self.selected_id
+        needle = self.filter_text.lower()
+        shown = 0
+        table.clear()
+        for row, running in self.rows:
+            cells = row_cells(row, running)
+            if needle and not any(needle in cell.plain.lower() for cell in cells):
+                continue
+            table.add_row(*cells, key=cells[0].plain)
+            shown += 1
+        if selected is not None and selected in {c.value for c in table.rows}:
+            table.move_cursor(row=table.get_row_index(selected))
+        hint = f"{shown} of {len(self.rows)} sessions" + (f" matching {self.filter_text!r}" if needle else "")
+        hint += " · enter opens · / filters · n starts a new session"
+        if not self.rows:
+            hint = "No sessions yet: press n to start one (examples ship in sessions/examples)."
+        self.query_one("#sessions-hint", Static).update(Text(hint, style="dim"))
+
+    @property
+    def selected_id(self) -> str | None:
+        table = self.query_one("#session-table", DataTable)
+        if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def action_open(self) -> None:
+        session_id = self.selected_id
+        if session_id and session_id in self.refs:
+            from workbench.tui.screens.session_view import SessionViewScreen
+
+            self.app.push_screen(SessionViewScreen(self.refs[session_id]))
+
+    @on(DataTable.RowSelected, "#session-table")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#session-filter", Input)
+        box.remove_class("-hidden")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#session-filter", Input)
+        box.value = ""
+        box.add_class("-hidden")
+        self.query_one("#session-table", DataTable).focus()
+
+    @on(Input.Changed, "#session-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self.render_rows()
+
+    @on(Input.Submitted, "#session-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#session-table", DataTable).focus()

@@ -1,0 +1,221 @@
+"""The tasks area: the catalogue, and for the selected task its specification and guidance by level."""
+
+from __future__ import annotations
+
+from rich.markdown import Markdown
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+
+from workbench.catalog import CONFIGS, Guidance, GuidanceConfig, Task, render
+from workbench.catalog.guidance import LEVEL_NAMES, levels_of
+from workbench.catalog.task import ScalarArg
+from workbench.tui.messages import TaskRow, TasksLoaded
+from workbench.tui.screens.base import STYLES, WorkbenchScreen
+
+
+def best_results(context_store_summaries: list[object]) -> dict[str, str]:
+    """Per task, the best passing result any session recorded ("1.23x" when timed, else "passed")."""
+    best: dict[str, tuple[float, str]] = {}
+    for row in context_store_summaries:
+        if isinstance(row, tuple) or getattr(row, "best_status", None) != "passed":
+            continue
+        speedup = row.best_speedup  # type: ignore[attr-defined]
+        score, label = (speedup, f"{speedup:.2f}x") if speedup else (0.0, "passed (untimed)")
+        if row.task not in best or score > best[row.task][0]:  # type: ignore[attr-defined]
+            best[row.task] = (score, label)  # type: ignore[attr-defined]
+    return {task: label for task, (_, label) in best.items()}
+
+
+def signature_table(task: Task) -> Table:
+    table = Table(title="run(...) signature", title_justify="left", expand=True)
+    for column in ("", "name", "dtype", "shape", "notes"):
+        table.add_column(column, overflow="fold")
+    for arg in task.spec.signature.inputs:
+        if isinstance(arg, ScalarArg):
+            table.add_row("in", arg.name, arg.dtype, "scalar", f"must be {arg.value}" if arg.value is not None else "")
+        else:
+            table.add_row("in", arg.name, arg.dtype, "[" + ", ".join(map(str, arg.shape)) + "]",
+                          ("state, in place; " if arg.state else "") + arg.layout)
+    for out in task.spec.signature.outputs:
+        table.add_row("out", out.name, out.dtype, "[" + ", ".join(map(str, out.shape)) + "]",
+                      "returned" if out.mode == "return" else "preallocated")
+    return table
+
+
+def workloads_table(task: Task) -> Table:
+    table = Table(title="Workloads", title_justify="left", expand=True)
+    for column in ("name", "kind", "axes", "GFLOP"):
+        table.add_column(column, overflow="fold")
+    for kind, group in (("GPU", task.spec.workloads), ("smoke (CPU)", task.spec.smoke_workloads)):
+        for w in group:
+            table.add_row(w.name, kind, " ".join(f"{k}={v}" for k, v in w.axes.items()), f"{task.flops(w) / 1e9:,.3f}")
+    return table
+
+
+def dependencies_text(guidance: Guidance | None, config: GuidanceConfig) -> Text:
+    """Every guidance item, what it builds on and what builds on it; items outside `config` dimmed."""
+    if guidance is None:
+        return Text("This task ships no guidance.", style="dim")
+    included = set(levels_of(config))
+    used_by: dict[str, list[str]] = {}
+    for item in guidance.items:
+        for dep in item.depends_on:
+            used_by.setdefault(dep, []).append(item.id)
+    text = Text()
+    for item in guidance.items:
+        style = "" if item.level in included else "dim"
+        text.append(f"{item.id}", style=f"bold {style}".strip())
+        text.append(f"  {item.title}\n", style=style)
+        text.append(f"    builds on: {', '.join(item.depends_on) or '-'}\n", style=style or "cyan")
+        text.append(f"    used by:   {', '.join(used_by.get(item.id, [])) or '-'}\n", style=style or "green")
+    text.append(f"\nIncluded in {config}: " + (", ".join(LEVEL_NAMES[lv] for lv in levels_of(config)) or "nothing"),
+                style="italic")
+    return text
+
+
+class TasksScreen(WorkbenchScreen):
+    """Task list on the left; overview, guidance (by configuration) and dependencies on the right."""
+
+    CSS_PATH = STYLES / "tasks.tcss"
+    AUTO_FOCUS = "#task-table"
+    BINDINGS = [
+        Binding("enter", "launch_selected", "Launch", id="tasks.launch"),
+        Binding("o", "tab('overview')", "Overview", id="tasks.overview"),
+        Binding("g", "tab('guidance')", "Guidance", id="tasks.guidance"),
+        Binding("d", "tab('dependencies')", "Dependencies", id="tasks.dependencies"),
+        Binding("l", "next_level", "Levels", id="tasks.levels"),
+        Binding("shift+l", "previous_level", "Fewer levels", show=False, id="tasks.levels_back"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: dict[str, TaskRow] = {}
+        self.config: GuidanceConfig = "L1+L2+L3"
+        self.guidance_text = ""  # exactly render(guidance, config) of the selected task
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="task-list-pane"):
+            yield Static("Tasks", classes="pane-title")
+            yield DataTable(id="task-table", cursor_type="row", zebra_stripes=True)
+        with TabbedContent(id="task-detail", initial="overview"):
+            with TabPane("Overview", id="overview"):
+                with VerticalScroll(id="overview-scroll"):
+                    yield Static(id="task-header")
+                    yield Static(id="task-description")
+                    yield Static(id="task-signature")
+                    yield Static(id="task-workloads")
+                    yield Static(id="task-requirements")
+            with TabPane("Guidance", id="guidance"):
+                yield Static(id="guidance-configs")
+                with VerticalScroll(id="guidance-scroll"):
+                    yield Static(id="guidance-text")
+            with TabPane("Dependencies", id="dependencies"):
+                with VerticalScroll(id="dependencies-scroll"):
+                    yield Static(id="guidance-deps")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Tasks"
+        table = self.query_one("#task-table", DataTable)
+        for column, key in (("task", "task"), ("category", "category"), ("GPU+CPU", "workloads"), ("best", "best")):
+            table.add_column(column, key=key)
+        table.loading = True
+        self.load_tasks()
+
+    @work(thread=True, exclusive=True, group="tasks", name="loading tasks", exit_on_error=False)
+    def load_tasks(self) -> None:
+        catalog = self.context.catalog
+        rows = [TaskRow(task, catalog.guidance(task.id), "") for task in catalog.tasks()]
+        self.post_message(TasksLoaded(rows))  # shown at once; the best results (every session's log) follow
+        best = best_results(self.context.store.summaries())  # type: ignore[arg-type]
+        if best:
+            self.post_message(TasksLoaded([TaskRow(r.task, r.guidance, best.get(r.task.id, "")) for r in rows]))
+
+    def on_tasks_loaded(self, message: TasksLoaded) -> None:
+        table = self.query_one("#task-table", DataTable)
+        table.loading = False
+        if self.rows:  # the second pass: only the best results change
+            for row in message.rows:
+                if row.task.id in self.rows:
+                    table.update_cell(row.task.id, "best", Text(row.best or "-", style="green" if row.best else "dim"))
+            self.rows = {row.task.id: row for row in message.rows}
+            return
+        table.clear()
+        self.rows = {row.task.id: row for row in message.rows}
+        for row in message.rows:
+            spec = row.task.spec
+            table.add_row(spec.id, spec.category, f"{len(spec.workloads)}+{len(spec.smoke_workloads)}",
+                          Text(row.best or "-", style="green" if row.best else "dim"), key=spec.id)
+        if message.rows:
+            self.show_task(message.rows[0].task.id)
+
+    @property
+    def selected(self) -> TaskRow | None:
+        table = self.query_one("#task-table", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.rows.get(key or "")
+
+    @on(DataTable.RowHighlighted, "#task-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value:
+            self.show_task(event.row_key.value)
+
+    @on(DataTable.RowSelected, "#task-table")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.action_launch_selected()
+
+    def show_task(self, task_id: str) -> None:
+        row = self.rows.get(task_id)
+        if row is None:
+            return
+        task, spec = row.task, row.task.spec
+        self.query_one("#task-header", Static).update(Text.assemble(
+            (spec.title, "bold"), f"\n{spec.id} · category {spec.category} · timing {spec.timing.mode}"
+            f" · constraints {', '.join(spec.signature.constraints) or 'none'}"))
+        self.query_one("#task-description", Static).update(Markdown(task.description_text()))
+        self.query_one("#task-signature", Static).update(signature_table(task))
+        self.query_one("#task-workloads", Static).update(workloads_table(task))
+        self.query_one("#task-requirements", Static).update(
+            Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in spec.requirements)))
+        self.show_guidance()
+
+    def show_guidance(self) -> None:
+        row = self.selected
+        guidance = row.guidance if row else None
+        self.guidance_text = render(guidance, self.config)
+        bar = Text("configuration: ")
+        for config in CONFIGS:
+            bar.append(f" {config} ", style="reverse bold" if config == self.config else "dim")
+            bar.append(" ")
+        bar.append("  (l: next)", style="dim")
+        self.query_one("#guidance-configs", Static).update(bar)
+        shown = Text(self.guidance_text) if self.guidance_text else Text(
+            "none: the agent receives no guidance" if guidance else "this task ships no guidance", style="dim")
+        self.query_one("#guidance-text", Static).update(shown)
+        self.query_one("#guidance-deps", Static).update(dependencies_text(guidance, self.config))
+
+    def action_tab(self, pane: str) -> None:
+        self.query_one("#task-detail", TabbedContent).active = pane
+
+    def _cycle(self, step: int) -> None:
+        self.config = CONFIGS[(CONFIGS.index(self.config) + step) % len(CONFIGS)]
+        self.query_one("#task-detail", TabbedContent).active = "guidance"
+        self.show_guidance()
+
+    def action_next_level(self) -> None:
+        self._cycle(1)
+
+    def action_previous_level(self) -> None:
+        self._cycle(-1)
+
+    async def action_launch_selected(self) -> None:
+        row = self.selected
+        await self.app.run_action(f"launch({row.task.id!r})" if row else "launch")

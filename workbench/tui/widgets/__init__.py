@@ -1,0 +1,1 @@
+"""Widgets of the session view and the task browser."""

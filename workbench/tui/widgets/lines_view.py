@@ -1,0 +1,66 @@
+"""A read-only, line-virtualised view of rich Text lines: only the lines on screen are rendered.
+
+The base of the event log, the code and diff panes and the latency chart, so that a 2,000-line log or a
+400-revision chart costs what the visible 30 lines cost.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class LinesView(ScrollView, can_focus=True):
+    """Shows the first `count` of its lines (all of them unless a subclass limits it)."""
+
+    DEFAULT_CSS = """
+    LinesView { background: $surface; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._lines: list[Text] = []
+        self._widths: list[int] = []
+        self._strips: dict[int, Strip] = {}
+        self._count = 0
+
+    def plain_lines(self) -> list[str]:
+        """The visible lines as plain text (for tests and copy-out)."""
+        return [line.plain for line in self._lines[: self._count]]
+
+    def set_lines(self, lines: list[Text], count: int | None = None, home: bool = True) -> None:
+        """Replace every line; show `count` of them (default all) and scroll to the top when `home`."""
+        self._lines = list(lines)
+        self._widths = [line.cell_len for line in self._lines]
+        self._strips.clear()
+        self._count = -1
+        self._set_count(len(self._lines) if count is None else count)
+        if home:
+            self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+
+    def _set_count(self, count: int) -> None:
+        self._count = max(0, min(count, len(self._lines)))
+        self.virtual_size = Size(max(self._widths[: self._count], default=0) + 1, self._count)
+
+    def _line(self, index: int) -> Text:
+        """Line `index` (subclasses may build lines lazily, only when drawn)."""
+        return self._lines[index]
+
+    def _strip(self, index: int) -> Strip:
+        strip = self._strips.get(index)
+        if strip is None:
+            line = self._line(index)
+            strip = Strip(list(line.render(self.app.console, end="")), line.cell_len)
+            self._strips[index] = strip
+        return strip
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.scrollable_content_region.width
+        if index >= self._count:
+            return Strip.blank(width, self.rich_style)
+        return self._strip(index).crop_extend(scroll_x, scroll_x + width, self.rich_style)
