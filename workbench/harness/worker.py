@@ -12,7 +12,10 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -20,6 +23,10 @@ from workbench.harness.guard import Guard, compare_snapshots, snapshot
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
 from workbench.harness.report import EvalReport, Status, Violation, WorkloadResult, overall_status
 from workbench.harness.timing import Clocks, TimingPlan, time_calls
+
+if TYPE_CHECKING:
+    from workbench.catalog.task import Task, Workload
+    from workbench.harness.correctness import WorkloadChecker
 
 CLOCKS = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchronize=torch.cuda.synchronize)
 REFRESH_TRIAL = 1000  # trial number of the re-check after timing
@@ -164,7 +171,10 @@ def main(argv: list[str]) -> int:
     return finish(status, message)
 
 
-def time_workload(task, workload, checker, result, device, request, run, reference_module) -> None:  # type: ignore[no-untyped-def]
+def time_workload(
+    task: Task, workload: Workload, checker: WorkloadChecker, result: WorkloadResult, device: torch.device,
+    request: EvalRequest, run: Callable[..., Any], reference_module: ModuleType,
+) -> None:
     """Time the solution and the reference on rotated inputs; re-check correctness afterwards."""
     from workbench.harness.correctness import TrialFailure
     from workbench.harness.devices import floor_ms, peaks_for
@@ -194,10 +204,10 @@ def time_workload(task, workload, checker, result, device, request, run, referen
                   "work ran outside the timed stream")
         raise TrialFailure("policy_violation", detail, [Violation(rule="side_stream", detail=detail)])
     progress(f"{workload.name}: re-checking correctness after timing")
-    check_profiled(checker, device)
+    check_profiled(checker)
 
 
-def check_profiled(checker, device) -> None:  # type: ignore[no-untyped-def]
+def check_profiled(checker: WorkloadChecker) -> None:
     """One more checked call on fresh inputs, under the profiler (see WorkloadChecker._profiled_call)."""
     checker.profile_next = True
     checker.check_call(REFRESH_TRIAL, checker.fresh_inputs(REFRESH_TRIAL), keep=False)
