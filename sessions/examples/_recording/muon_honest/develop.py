@@ -15,6 +15,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[3]
+# The revisions written in order (revision 1 is the template): a first attempt missing the 1.01
+# margin, the straightforward solution (the project's honest baseline, not copied here), a variant.
+STEPS = (
+    HERE / "rev2_missing_margin.py",
+    REPO / "tests" / "solutions" / "muon_naive.py",
+    HERE / "rev4_one_pass_norm.py",
+)
 
 
 def events(path: Path) -> list[dict]:
@@ -36,8 +44,7 @@ def wait_for_eval(log: Path, sha_count: int, timeout_s: float = 1800.0) -> dict:
 def main() -> None:
     solution = Path(os.environ["D2K_SOLUTION"])
     log = Path(os.environ["D2K_EVENTS"])
-    steps = sorted(HERE.glob("rev*.py"))
-    for number, step in enumerate(steps, start=2):  # revision 1 is the template
+    for number, step in enumerate(STEPS, start=2):  # revision 1 is the template
         print(f"writing revision {number}: {step.name}", flush=True)
         staging = solution.with_name(solution.name + "~")  # ignored by the workspace .gitignore
         staging.write_text(step.read_text())
