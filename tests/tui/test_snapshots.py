@@ -2,48 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 from .conftest import SIZE, settle
 
 
-def test_tasks_screen(snap_compare, make_app) -> None:  # type: ignore[no-untyped-def]
-    async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
-        await settle(pilot)
-        await pilot.press("g")
-        await pilot.pause()
+def pressing(*steps: tuple[str, ...]) -> Callable[[Any], Awaitable[None]]:
+    """A run_before that waits for the app, then presses each group of keys and lets the screen settle."""
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=ready)
+    async def ready(pilot: Any) -> None:
+        await settle(pilot)
+        for keys in steps:
+            await pilot.press(*keys)
+            await settle(pilot)
+
+    return ready
+
+
+def test_tasks_screen(snap_compare, make_app) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=pressing(("g",)))
 
 
 def test_sessions_screen(snap_compare, make_app) -> None:  # type: ignore[no-untyped-def]
-    async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
-        await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=pressing(("s",)))
 
 
 def test_session_view(snap_compare, make_app) -> None:  # type: ignore[no-untyped-def]
-    async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
-        await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("up", "d")  # revision 3 and its diff to revision 2
-        await settle(pilot)
-
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=ready)
+    # revision 3 and its diff to revision 2
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=pressing(("s",), ("enter",), ("up", "d")))
 
 
 def test_session_view_narrow(snap_compare, make_app) -> None:  # type: ignore[no-untyped-def]
-    async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
-        await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("left_curly_bracket", *["right_square_bracket"] * 8, "e")
-        await settle(pilot)
-
-    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=ready)
+    steps = pressing(("s",), ("enter",), ("left_curly_bracket", *["right_square_bracket"] * 8, "e"))
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=steps)
