@@ -16,6 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)"
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	bash scripts/install_bwrap.sh
 	touch $@
 
 install: $(VENV)/.installed

@@ -13,12 +13,18 @@ from workbench.catalog import Catalog  # noqa: E402
 from workbench.harness import evaluate  # noqa: E402
 
 task = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")
-report = evaluate(task, Path(sys.argv[1]), "cuda", sys.argv[3:] or None, on_progress=lambda m: print("  ..", m, flush=True))
+import time  # noqa: E402
+
+start = time.perf_counter()
+report = evaluate(task, Path(sys.argv[1]), "cuda", sys.argv[3:] or None,
+                  on_progress=lambda m: print(f"  .. {time.perf_counter() - start:6.1f} s {m}", flush=True))
 Path(sys.argv[2]).write_text(report.model_dump_json(indent=2))
 print(report.status, report.message[:300])
+print(f"sandbox: {getattr(report, 'sandbox', '-')}; evaluation {report.duration_s:.1f} s")
 for w in report.workloads:
     lat, ref = w.latency, w.reference
     print(f"{w.name:18s} {w.status:10s} err={w.rel_err or 0:.2e} bound={w.error_bound or 0:.2e} "
           f"ms={lat.median_ms if lat else 0:.3f} (mean {lat.mean_ms if lat else 0:.3f}, min {lat.min_ms if lat else 0:.3f}, "
           f"sem {lat.rel_sem if lat else 0:.2%}, n={lat.reps if lat else 0}) ref={ref.median_ms if ref else 0:.3f} "
-          f"speedup={w.speedup or 0:.3f} tflops={w.tflops or 0:.0f} floor={w.floor_ms or 0:.3f}")
+          f"speedup={w.speedup or 0:.3f} tflops={w.tflops or 0:.0f} floor={w.floor_ms or 0:.3f} "
+          f"outside={getattr(w, 'outside_ms', None) or 0:.3f}")

@@ -103,7 +103,7 @@ def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
     code, out, _ = _eval_cli(str(TASK.file("template.py")), "--device", "cpu", "--workload", "smoke_b8_m64_n200", "--json")
     assert code == 1
     data = json.loads(out)
-    assert set(data) == {"task", "status", "device", "workloads", "violations", "message"}
+    assert set(data) == {"task", "status", "device", "workloads", "violations", "message", "sandbox"}
     assert data["status"] == "runtime_error"
     assert set(data["workloads"][0]) == {"name", "status", "max_abs_err", "rel_err", "latency_ms", "reference_ms", "speedup"}
 

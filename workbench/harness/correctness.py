@@ -1,9 +1,9 @@
-"""Correctness trials of one workload: fresh inputs, refilled buffers, scaled inputs, re-checks.
+"""Correctness trials of one workload, decided in the trusted checker process.
 
-Each call is checked for output shape, dtype and layout, aliasing, unchanged inputs, state updates and
-numerical agreement with the oracle. The oracle runs only after the solution has returned, on copies of
-the inputs taken before the call, and its results are dropped before the solution runs again: no
-expected value exists while solution code runs.
+The checker makes the inputs (seeds mixed with the per-evaluation secret), keeps pristine copies, sends
+the values to the solution process, and checks what comes back: output shape, dtype and layout,
+aliasing, unchanged inputs, state updates and numerical agreement with the oracle, which runs here on
+the pristine copies. The solution process never holds an expected value, a seed or the secret.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from workbench.catalog.task import OutputSpec, ScalarArg, Task, TensorArg, Workload
+from workbench.catalog.task import ScalarArg, Task, TensorArg, Workload
 from workbench.harness.compare import compare
-from workbench.harness.guard import CallRecord, Guard
+from workbench.harness.remote import CallReply, RemoteSolution, SolutionFailure
 from workbench.harness.report import Status, Violation
 
 DTYPES: dict[str, torch.dtype] = {
@@ -53,44 +53,14 @@ def trial_seed(secret: int, workload: str, trial: int) -> int:
     return int.from_bytes(digest[:8], "little") & 0x7FFF_FFFF_FFFF_FFFF
 
 
-def _bits(t: torch.Tensor) -> torch.Tensor:
-    """A bitwise view for exact comparison (NaN == NaN, -0 != +0)."""
-    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
-    return t.detach().contiguous().view(width)
-
-
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(_bits(a), _bits(b))
-
-
-def _storage_span(t: torch.Tensor) -> tuple[int, int]:
-    start = t.untyped_storage().data_ptr()
-    return start, start + t.untyped_storage().nbytes()
-
-
-def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
-    (a0, a1), (b0, b1) = _storage_span(a), _storage_span(b)
-    return a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0
-
-
-def _poison(t: torch.Tensor) -> None:
-    if t.is_floating_point():
-        t.fill_(float("nan"))
-    elif t.dtype == torch.bool:
-        t.fill_(True)
-    else:
-        t.fill_(torch.iinfo(t.dtype).max)
-
-
 class WorkloadChecker:
-    """Runs the correctness trials of one workload against one solution."""
+    """Runs the correctness trials of one workload against one solution process."""
 
     def __init__(
         self,
         task: Task,
         workload: Workload,
-        run: Callable[..., Any],
-        guard: Guard,
+        solution: RemoteSolution,
         reference_module: ModuleType,
         make_inputs: Callable[..., dict[str, Any]],
         device: torch.device,
@@ -99,31 +69,29 @@ class WorkloadChecker:
         self.task = task
         self.spec = task.spec
         self.workload = workload
-        self.run = run
-        self.guard = guard
+        self.solution = solution
         self.reference_module = reference_module
         self.make_inputs = make_inputs
         self.device = device
         self.secret = secret
         self.stats = TrialStats()
-        self.kept: list[tuple[int, list[torch.Tensor], list[torch.Tensor]]] = []  # (trial, outputs, copies)
-        self.profile_next = False  # profile the next call's GPU kernels (GPU only)
+        self.tensor_names = [a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg)]
+        self.state_names = {a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
+        self.output_specs = [
+            {"name": s.name, "mode": s.mode, "dtype": s.dtype, "shape": list(self.task.shape(s.shape, workload))}
+            for s in self.spec.signature.outputs
+        ]
 
     # -- inputs -------------------------------------------------------------------------------
     def fresh_inputs(self, trial: int) -> dict[str, Any]:
         seed = trial_seed(self.secret, self.workload.name, trial)
-        inputs = self.make_inputs(self.workload.axes, seed, self.device)
+        try:
+            inputs = self.make_inputs(self.workload.axes, seed, self.device)
+        except Exception as exc:  # noqa: BLE001 - the task's fault, never the solution's
+            raise TaskFault(f"the task's make_inputs failed: {type(exc).__name__}: {exc}") from exc
         for arg in self.spec.signature.inputs:
             if arg.name not in inputs:
-                raise RuntimeError(f"task inputs.py did not produce input {arg.name!r}")
-        return inputs
-
-    def refill(self, inputs: dict[str, Any], trial: int) -> dict[str, Any]:
-        """New values written into the same buffers (defeats caches keyed on addresses)."""
-        new = self.fresh_inputs(trial)
-        for arg in self.spec.signature.inputs:
-            if isinstance(arg, TensorArg):
-                inputs[arg.name].copy_(new[arg.name])
+                raise TaskFault(f"the task's inputs.py did not produce input {arg.name!r}")
         return inputs
 
     def scaled(self, trial: int, scale: float) -> dict[str, Any]:
@@ -134,125 +102,98 @@ class WorkloadChecker:
                 value.mul_(scale)
         return inputs
 
+    def send(self, slot: int, inputs: dict[str, Any], refill: bool = False) -> None:
+        tensors = {n: inputs[n] for n in self.tensor_names}
+        scalars = {a.name: inputs[a.name] for a in self.spec.signature.inputs if not isinstance(a, TensorArg)}
+        self.solution.put(slot, tensors, scalars, sorted(self.state_names), refill=refill)
+
     # -- one call -----------------------------------------------------------------------------
-    def _preallocated(self) -> dict[str, torch.Tensor]:
-        outs = {}
-        for spec in self.spec.signature.outputs:
-            if spec.mode == "preallocated":
-                t = torch.empty(self.task.shape(spec.shape, self.workload), dtype=DTYPES[spec.dtype], device=self.device)
-                _poison(t)
-                outs[spec.name] = t
-        return outs
+    def call(self, slot: int, *, profile: bool = False, keep: bool = False, replay: bool = False,
+             restore: bool = False) -> CallReply:
+        """One call in the solution process; its reported breaches and output descriptions checked."""
+        try:
+            reply = self.solution.call(slot, self.output_specs, profile=profile, keep=keep, replay=replay, restore=restore)
+        except SolutionFailure as failure:
+            raise TrialFailure(failure.status, failure.message, failure.violations) from None  # type: ignore[arg-type]
+        self.stats.launches += reply.launches
+        self.stats.launch_names.update(reply.launch_names)
+        if reply.violations:
+            raise TrialFailure("policy_violation", reply.violations[0].describe(), reply.violations)
+        self._check_descriptions(reply.outputs)
+        if reply.mutated:
+            raise TrialFailure("input_mutated", f"input {reply.mutated[0]} was changed by the call")
+        return reply
 
-    def _poison_allocator(self) -> None:
-        """Fill memory the caching allocator will hand out next, so unwritten outputs show as NaN."""
-        blocks = []
-        for spec in self.spec.signature.outputs:
-            if spec.mode == "return":
-                t = torch.empty(self.task.shape(spec.shape, self.workload), dtype=DTYPES[spec.dtype], device=self.device)
-                _poison(t)
-                blocks.append(t)
-        del blocks
+    def _check_descriptions(self, described: list[dict[str, Any]]) -> None:
+        specs = self.spec.signature.outputs
+        returned = [s for s in specs if s.mode == "return"]
+        if len(described) != len(specs):
+            raise TrialFailure("incorrect_shape", f"run(...) must return {len(returned)} tensors")
+        for spec, out in zip(specs, described, strict=True):
+            kind = out.get("kind")
+            if kind == "tensor subclass":
+                detail = f"output {spec.name} is a tensor subclass, not a plain tensor"
+                raise TrialFailure("policy_violation", detail, [Violation(rule="tensor_subclass", detail=detail)])
+            if kind != "tensor":
+                raise TrialFailure("incorrect_shape", f"output {spec.name} is a {kind}, not a tensor")
+            expected = self.task.shape(spec.shape, self.workload)
+            if tuple(out.get("shape", ())) != expected:
+                raise TrialFailure("incorrect_shape", f"output {spec.name} has shape {out.get('shape')}, expected {list(expected)}")
+            if out.get("dtype") != spec.dtype:
+                raise TrialFailure("incorrect_dtype", f"output {spec.name} is torch.{out.get('dtype')}, expected torch.{spec.dtype}")
+            if out.get("device") != self.device.type:
+                raise TrialFailure("incorrect_shape", f"output {spec.name} is on {out.get('device')}, expected {self.device.type}")
+            if spec.layout == "contiguous" and not out.get("contiguous"):
+                raise TrialFailure("incorrect_shape", f"output {spec.name} must be contiguous")
+            aliases = out.get("aliases") or []
+            if aliases:
+                detail = f"output {spec.name} aliases input {aliases[0]}"
+                raise TrialFailure("policy_violation", f"output {spec.name} shares memory with input {aliases[0]}",
+                                   [Violation(rule="output_aliases_input", detail=detail)])
 
-    def call(self, inputs: dict[str, Any]) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
-        """Call the solution under the guard; return its outputs in signature order."""
-        prealloc = self._preallocated()
-        self._poison_allocator()
-        args = {arg.name: inputs[arg.name] for arg in self.spec.signature.inputs}
-        if self.profile_next:
-            self.profile_next = False
-            result, record = self._profiled_call(args, prealloc)
-        else:
-            result, record = self.guard.call(self.run, **args, **prealloc)
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        self.stats.launches += record.launches
-        self.stats.launch_names.update(record.launch_names)
-        if record.violations:
-            raise TrialFailure("policy_violation", record.violations[0].describe(), record.violations)
-        returned_specs = [s for s in self.spec.signature.outputs if s.mode == "return"]
-        if len(returned_specs) == 1:
-            returned = [result]
-        elif not returned_specs:
-            returned = []
-        elif isinstance(result, (tuple, list)) and len(result) == len(returned_specs):
-            returned = list(result)
-        else:
-            raise TrialFailure("incorrect_shape", f"run(...) must return {len(returned_specs)} tensors, got {type(result).__name__}")
-        outputs = []
-        for spec in self.spec.signature.outputs:
-            outputs.append(returned.pop(0) if spec.mode == "return" else prealloc[spec.name])
-        return outputs, prealloc
-
-    def _profiled_call(self, args: dict[str, Any], prealloc: dict[str, torch.Tensor]) -> tuple[Any, CallRecord]:
-        """One call under the profiler: every GPU kernel it ran must be one of its Triton launches."""
-        from torch.profiler import ProfilerActivity, profile
-
-        torch.cuda.synchronize(self.device)
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            result, record = self.guard.call(self.run, **args, **prealloc)
-            torch.cuda.synchronize(self.device)
-        launched = set(record.launch_names)
-        foreign = sorted(
-            {
-                e.name
-                for e in prof.events()
-                if str(getattr(e, "device_type", "")).endswith("CUDA")
-                and not any(e.name.startswith(n) for n in launched)
-                and not e.name.startswith(("Memset", "Memcpy", "[memory]"))
-            }
-        )
-        if foreign:
-            detail = f"the GPU ran kernels that are not the call's Triton launches: {', '.join(foreign[:3])}"
-            record.violations.append(Violation(rule="non_triton_kernel", detail=detail))
-        return result, record
-
-    def _check_output(self, spec: OutputSpec, out: Any) -> None:
-        if not isinstance(out, torch.Tensor):
-            raise TrialFailure("incorrect_shape", f"output {spec.name} is a {type(out).__name__}, not a tensor")
-        expected = self.task.shape(spec.shape, self.workload)
-        if tuple(out.shape) != expected:
-            raise TrialFailure("incorrect_shape", f"output {spec.name} has shape {list(out.shape)}, expected {list(expected)}")
-        if out.dtype != DTYPES[spec.dtype]:
-            raise TrialFailure("incorrect_dtype", f"output {spec.name} is {out.dtype}, expected torch.{spec.dtype}")
-        if out.device.type != self.device.type:
-            raise TrialFailure("incorrect_shape", f"output {spec.name} is on {out.device}, expected {self.device}")
-        if spec.layout == "contiguous" and not out.is_contiguous():
-            raise TrialFailure("incorrect_shape", f"output {spec.name} must be contiguous (strides {list(out.stride())})")
+    def fetch(self, sample: int | None = None) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
+        """The last call's outputs and state inputs, or those of a sampled timed call."""
+        state = sorted(self.state_names)
+        try:
+            if sample is None:
+                outputs, after = self.solution.fetch(len(self.output_specs), state)
+            else:
+                outputs, after = self.solution.fetch_sample(sample, len(self.output_specs), state)
+        except SolutionFailure as failure:
+            raise TrialFailure(failure.status, failure.message) from None  # type: ignore[arg-type]
+        for spec, out in zip(self.spec.signature.outputs, outputs, strict=True):  # what crossed must match too
+            if tuple(out.shape) != self.task.shape(spec.shape, self.workload) or out.dtype != DTYPES[spec.dtype]:
+                raise TrialFailure("incorrect_shape", f"output {spec.name} does not match its description")
+        return outputs, after
 
     # -- the checks -----------------------------------------------------------------------------
-    def check_call(self, trial: int, inputs: dict[str, Any], keep: bool = True) -> None:
-        tensors = {a.name: inputs[a.name] for a in self.spec.signature.inputs if isinstance(a, TensorArg)}
-        before = {name: t.detach().clone() for name, t in tensors.items()}
-        outputs, _ = self.call(inputs)
-        for spec, out in zip(self.spec.signature.outputs, outputs, strict=True):
-            self._check_output(spec, out)
-            for name, t in tensors.items():
-                if _overlaps(out, t):
-                    raise TrialFailure(
-                        "policy_violation", f"output {spec.name} shares memory with input {name}",
-                        [Violation(rule="output_aliases_input", detail=f"output {spec.name} aliases input {name}")],
-                    )
-        state_names = {a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
-        for name, t in tensors.items():
-            if name not in state_names and not _same_bits(t, before[name]):
-                raise TrialFailure("input_mutated", f"input {name} was changed by the call")
-        self._compare_with_oracle(trial, inputs, before, outputs, state_names)
-        if keep:
-            self.kept.append((trial, outputs, [o.detach().clone() for o in outputs]))
+    def check_call(self, trial: int, inputs: dict[str, Any], *, slot: int = 0, refill: bool = False,
+                   keep: bool = True, profile: bool = False) -> None:
+        """Send the inputs, call, fetch and check everything about the call."""
+        self.send(slot, inputs, refill=refill)
+        self.call(slot, profile=profile, keep=keep)
+        outputs, after = self.fetch()
+        self.verify(trial, inputs, outputs, after)
 
-    def _oracle_outputs(self, inputs: dict[str, Any], before: dict[str, torch.Tensor], fn_name: str) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
+    def verify(self, trial: int, inputs: dict[str, Any], outputs: list[torch.Tensor], after: dict[str, torch.Tensor]) -> None:
+        """Check one call's fetched outputs and state inputs against the oracle on the pristine inputs."""
+        self._compare_with_oracle(trial, inputs, outputs, after)
+
+    def _oracle_outputs(self, inputs: dict[str, Any], fn_name: str) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
         fn = getattr(self.reference_module, fn_name)
         args: dict[str, Any] = {}
         for arg in self.spec.signature.inputs:
-            args[arg.name] = before[arg.name].clone() if isinstance(arg, TensorArg) else inputs[arg.name]
+            args[arg.name] = inputs[arg.name].clone() if isinstance(arg, TensorArg) else inputs[arg.name]
         prealloc = {}
         for spec in self.spec.signature.outputs:
             if spec.mode == "preallocated":
                 prealloc[spec.name] = torch.empty(
                     self.task.shape(spec.shape, self.workload), dtype=DTYPES[spec.dtype], device=self.device
                 )
-        result = fn(**args, **prealloc)
+        try:
+            result = fn(**args, **prealloc)
+        except Exception as exc:  # noqa: BLE001 - the task's fault, never the solution's
+            raise TaskFault(f"the task's {fn_name}(...) failed: {type(exc).__name__}: {exc}") from exc
         returned = [s for s in self.spec.signature.outputs if s.mode == "return"]
         values = [result] if len(returned) == 1 else list(result or [])
         outs = [values.pop(0) if s.mode == "return" else prealloc[s.name] for s in self.spec.signature.outputs]
@@ -260,24 +201,24 @@ class WorkloadChecker:
         return outs, states
 
     def _compare_with_oracle(
-        self, trial: int, inputs: dict[str, Any], before: dict[str, torch.Tensor], outputs: list[torch.Tensor],
-        state_names: set[str],
+        self, trial: int, inputs: dict[str, Any], outputs: list[torch.Tensor], after: dict[str, torch.Tensor],
     ) -> None:
         tol = self.task.tolerance_for(self.workload)
         with torch.no_grad():
-            oracle, oracle_state = self._oracle_outputs(inputs, before, tol.oracle)
+            oracle, oracle_state = self._oracle_outputs(inputs, tol.oracle)
             reference = None
             if tol.reference_error_factor is not None:
-                reference, _ = self._oracle_outputs(inputs, before, "reference")
+                reference, _ = self._oracle_outputs(inputs, "reference")
         for index, (spec, out) in enumerate(zip(self.spec.signature.outputs, outputs, strict=True)):
             result = compare(out, oracle[index], tol, reference[index] if reference is not None else None)
             self._record(result.max_abs_err, result.rel_err, result.bound)
             if not result.ok:
                 raise TrialFailure("incorrect_numerical", f"output {spec.name} (trial {trial}): {result.message}")
-        for name in state_names:
-            result = compare(inputs[name], oracle_state[name], tol)
+        for name in self.state_names:
+            result = compare(after[name], oracle_state[name], tol)
             if not result.ok:
                 raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
+        self.stats.trials += 1
         del oracle, oracle_state, reference
 
     def _record(self, max_abs: float, rel: float, bound: float | None) -> None:
@@ -288,27 +229,33 @@ class WorkloadChecker:
 
     def recheck_kept(self) -> None:
         """Outputs returned earlier must be unchanged by later calls (no recycled output buffers)."""
-        for trial, outputs, copies in self.kept:
-            for spec, out, copy in zip(self.spec.signature.outputs, outputs, copies, strict=True):
-                if not _same_bits(out, copy):
-                    raise TrialFailure(
-                        "incorrect_numerical",
-                        f"output {spec.name} of trial {trial} changed after later calls (output buffers reused)",
-                    )
+        try:
+            changed, kept = self.solution.recheck()
+        except SolutionFailure as failure:
+            raise TrialFailure(failure.status, failure.message) from None  # type: ignore[arg-type]
+        if changed:
+            raise TrialFailure(
+                "incorrect_numerical", f"{changed} of {kept} earlier outputs changed after later calls (output buffers reused)"
+            )
 
-    def check_contract(self, inputs: dict[str, Any]) -> None:
+    def check_contract(self, inputs: dict[str, Any], slot: int = 0) -> None:
         """Scalars pinned to one value must be validated: any other value raises ValueError."""
         for arg in self.spec.signature.inputs:
             if isinstance(arg, ScalarArg) and arg.value is not None and not isinstance(arg.value, bool):
-                bad = dict(inputs)
-                bad[arg.name] = arg.value + 1
-                args = {a.name: bad[a.name] for a in self.spec.signature.inputs}
+                self.send(slot, inputs)
+                bad = arg.value + 1
                 try:
-                    self.run(**args, **self._preallocated())
-                except ValueError:
-                    continue
-                except Exception as exc:  # noqa: BLE001 - any other outcome breaks the contract
-                    detail = f"run({arg.name}={arg.value + 1}) raised {type(exc).__name__}, expected ValueError"
+                    self.solution.call(slot, self.output_specs, override={arg.name: bad})
+                except SolutionFailure as failure:
+                    if failure.status == "runtime_error" and failure.message.startswith("ValueError"):
+                        continue
+                    if failure.status not in ("runtime_error", "compile_error"):
+                        raise TrialFailure(failure.status, failure.message) from None  # type: ignore[arg-type]
+                    detail = f"run({arg.name}={bad}) raised {failure.message.split(':')[0]}, expected ValueError"
                 else:
-                    detail = f"run({arg.name}={arg.value + 1}) returned; {arg.name} must be {arg.value} (ValueError otherwise)"
+                    detail = f"run({arg.name}={bad}) returned; {arg.name} must be {arg.value} (ValueError otherwise)"
                 raise TrialFailure("policy_violation", detail, [Violation(rule="contract", detail=detail)])
+
+
+class TaskFault(Exception):
+    """The task's own code (inputs, reference, oracle) failed: never the solution's fault."""

@@ -1,8 +1,11 @@
-"""`evaluate(task, solution, device)`: run the worker in a fresh process and return its report.
+"""`evaluate(task, solution, device)`: run the checker in a fresh process and return its report.
 
-The parent survives anything the solution does: a crash (segfault, abort), a hang (timeout, the
-whole process group is killed), unbounded allocation (an address-space limit on CPU) and CUDA errors
-all become a status with a message. API keys are not passed to the worker.
+Two processes per evaluation: the trusted checker (workbench/harness/checker.py), started here, and the
+untrusted solution process it starts in the sandbox (workbench/harness/solution_host.py). The report
+comes only from the checker, through a file in this process's private scratch folder. The parent
+survives anything either does: a crash, a hang (timeout: the whole process group is killed, and both
+die with their parent), unbounded allocation (an address-space limit on CPU) and CUDA errors all become
+a status with a message. API keys are not passed to the checker.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from pathlib import Path
 from workbench import paths
 from workbench.catalog.task import Task
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
+from workbench.harness.remote import die_with_parent
 from workbench.harness.report import EvalReport, WorkloadResult
 
 SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|SECRET|PASSWORD|CREDENTIAL)|^(OPENAI|ANTHROPIC|AWS|AZURE|GOOGLE|HF)_", re.I)
 DEFAULT_TIMEOUT_S = {"cpu": 900.0, "cuda": 1800.0}
-CPU_ADDRESS_LIMIT = 16 * 2**30  # bytes of address space for a CPU worker
+CPU_ADDRESS_LIMIT = 16 * 2**30  # bytes of address space for a CPU checker and its solution process
+GRACE_S = 30.0  # beyond the evaluation's timeout, for the checker to report a timeout itself
 
 
 def resolve_device(device: str) -> str:
@@ -63,8 +68,21 @@ def worker_env(device: str) -> dict[str, str]:
 
 
 def _limit_cpu_memory() -> None:  # runs in the child before exec
+    die_with_parent()
     resource.setrlimit(resource.RLIMIT_AS, (CPU_ADDRESS_LIMIT, CPU_ADDRESS_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _prepare_gpu_child() -> None:  # runs in the child before exec
+    die_with_parent()
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def hidden_paths(task: Task, extra: list[Path] | None = None) -> list[str]:
+    """What the solution process must not see: every task and guidance, the sessions, and `extra`."""
+    found = [task.dir.resolve().parent, paths.guidance_root().resolve(), paths.sessions_root().resolve()]
+    found += [Path(p).resolve() for p in extra or []]
+    return [str(p) for p in dict.fromkeys(found)]
 
 
 def _signal_name(code: int) -> str:
@@ -82,8 +100,14 @@ def evaluate(
     timeout_s: float | None = None,
     on_progress: Callable[[str], None] | None = None,
     timing: bool = True,
+    hide: list[Path] | None = None,
+    static_policy: bool = True,
 ) -> EvalReport:
-    """Evaluate solution on task in a fresh worker process. Bad arguments raise ValueError/KeyError."""
+    """Evaluate solution on task in a fresh checker process. Bad arguments raise ValueError/KeyError.
+
+    `hide`: more paths the solution process must not see (a session passes its sessions root).
+    `static_policy=False` skips the source check, for tests of the defences behind it only (no CLI flag).
+    """
     device = resolve_device(device)
     solution = Path(solution).resolve()
     if not solution.is_file():
@@ -93,25 +117,37 @@ def evaluate(
         task.workload(name)  # KeyError naming the known workloads
     timeout = timeout_s or DEFAULT_TIMEOUT_S["cpu" if device == "cpu" else "cuda"]
     with tempfile.TemporaryDirectory(prefix="d2k-eval-") as scratch:
-        result_path = Path(scratch) / "result.json"
         request = EvalRequest(
             task_dir=str(task.dir.resolve()), solution=str(solution), device=device, workloads=names,
-            secret=secrets.randbits(62), result_path=str(result_path), timing=timing,
+            secret=secrets.randbits(62), timing=timing, timeout_s=timeout,
+            hidden=hidden_paths(task, [Path(scratch), *(hide or [])]), static_policy=static_policy,
         )
-        request_path = Path(scratch) / "request.json"
-        request_path.write_text(request.model_dump_json())
-        process = subprocess.Popen(
-            [sys.executable, "-m", "workbench.harness.worker", str(request_path)],
-            cwd=scratch, env=worker_env(device), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace",
-            preexec_fn=_limit_cpu_memory if device == "cpu" else None,
-        )
+        # The request (with the secret) goes in through stdin and the report comes back through a pipe:
+        # neither is a file anything else could read or overwrite.
+        result_read, result_write = os.pipe()
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "workbench.harness.checker", str(result_write)],
+                cwd=scratch, env=worker_env(device), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace", pass_fds=[result_write],
+                preexec_fn=_limit_cpu_memory if device == "cpu" else _prepare_gpu_child,
+            )
+        finally:
+            os.close(result_write)
+        results: list[WorkerResult] = []
         tail: list[str] = []
-        reader = threading.Thread(target=_read_output, args=(process, tail, on_progress), daemon=True)
-        reader.start()
+        readers = [
+            threading.Thread(target=_read_output, args=(process, tail, on_progress), daemon=True),
+            threading.Thread(target=_read_results, args=(result_read, results), daemon=True),
+        ]
+        for reader in readers:
+            reader.start()
         timed_out = False
         try:
-            process.wait(timeout=timeout)
+            assert process.stdin is not None
+            process.stdin.write(request.model_dump_json())
+            process.stdin.close()
+            process.wait(timeout=timeout + GRACE_S)
         except subprocess.TimeoutExpired:
             timed_out = True
             os.killpg(process.pid, signal.SIGKILL)
@@ -120,8 +156,21 @@ def evaluate(
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             raise
-        reader.join(timeout=5)
-        return _collect(task, solution, device, names, result_path, process.returncode, timed_out, timeout, tail)
+        for reader in readers:
+            reader.join(timeout=5)
+        partial = results[-1] if results else None
+        return _collect(task, solution, device, names, partial, process.returncode, timed_out, timeout, tail)
+
+
+def _read_results(fd: int, results: list[WorkerResult]) -> None:
+    """Each line on the result pipe is the report so far; the last one counts."""
+    with os.fdopen(fd, "r", encoding="utf-8") as pipe:
+        for line in pipe:
+            try:
+                results.append(WorkerResult.model_validate_json(line))
+            except ValueError:
+                continue
+            del results[:-1]
 
 
 def _read_output(process: subprocess.Popen[str], tail: list[str], on_progress: Callable[[str], None] | None) -> None:
@@ -137,24 +186,21 @@ def _read_output(process: subprocess.Popen[str], tail: list[str], on_progress: C
 
 
 def _collect(
-    task: Task, solution: Path, device: str, names: list[str], result_path: Path, returncode: int, timed_out: bool,
-    timeout: float, tail: list[str],
+    task: Task, solution: Path, device: str, names: list[str], partial: WorkerResult | None, returncode: int,
+    timed_out: bool, timeout: float, tail: list[str],
 ) -> EvalReport:
-    partial: WorkerResult | None = None
-    if result_path.is_file():
-        partial = WorkerResult.model_validate_json(result_path.read_text())
-    if partial is not None and partial.complete and not timed_out:
+    if partial is not None and partial.complete and not timed_out and returncode == 0:
         return partial.report
     report = partial.report if partial else EvalReport(task=task.id, solution=str(solution), device=device, status="crashed")
     output = "\n".join(line for line in tail if line.strip())[-2000:]
     if timed_out:
         status, message = "timeout", f"the evaluation did not finish within {timeout:g} s"
     elif returncode < 0:
-        status, message = "crashed", f"the worker died with {_signal_name(returncode)}"
+        status, message = "crashed", f"the checker died with {_signal_name(returncode)}"
     elif "MemoryError" in output or "out of memory" in output.lower():
         status, message = "runtime_error", "out of memory"
     else:
-        status, message = "crashed", f"the worker exited with code {returncode} without a report"
+        status, message = "crashed", f"the checker exited with code {returncode} without a report"
     if output and not timed_out:
         message += "\n" + output
     current = partial.current_workload if partial else None

@@ -1,9 +1,14 @@
 """The runtime guard around each call of the solution.
 
-While the solution runs, a TorchDispatchMode records every aten op and keeps those the solution
-itself asked for (Triton's launcher and interpreter make torch calls of their own: an op whose
-nearest non-torch caller is Triton's code is Triton's). Only allocation, views and shape glue are
-allowed. Triton launches are counted through Triton's launch hook (or, under the interpreter,
+This runs in the untrusted solution process, so it is defence in depth: a solution that escapes the
+static policy can switch it off, and nothing that decides the verdict depends on it alone.
+
+While the solution runs (every call, checked or timed alike, and its import), a TorchDispatchMode
+records every aten op the solution asks for. Only allocation, views and shape glue are allowed.
+Triton's launcher, interpreter and autotuner make torch calls of their own: an op whose nearest
+non-torch caller is Triton's code is Triton's only if it is one of the few data-movement and
+bookkeeping ops Triton itself uses (TRITON_OWN_OPS); any other op is the solution's wherever it is
+called from, so torch math handed to Triton as a hook cannot pass as Triton's. Triton launches are counted through Triton's launch hook (or, under the interpreter,
 around the interpreter's launch). Before and after the call the guard compares snapshots of the
 clocks, timers and public torch callables, and checks that no torch mode or trace hook was left
 behind.
@@ -22,7 +27,6 @@ from types import FrameType, ModuleType
 from typing import Any
 
 import torch
-import torch._dynamo  # noqa: F401 - imported now: on first import it rewraps torch.manual_seed
 import triton
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
@@ -39,8 +43,16 @@ ALLOWED_OPS = frozenset(
         "new_zeros", "zero_", "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "permute",
         "transpose", "t", "expand", "squeeze", "unsqueeze", "slice", "select", "narrow", "alias", "detach",
         "clone", "contiguous", "unbind", "split", "split_with_sizes", "chunk", "flatten", "unflatten",
-        "view_as", "expand_as", "movedim", "lift_fresh", "_local_scalar_dense", "size", "stride",
+        "view_as", "expand_as", "movedim", "size", "stride",
         "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "dim", "numel",
+    }
+)
+# Ops Triton makes itself: the interpreter's copies between tensors and its host buffers, the
+# autotuner's cache clearing and statistics over its own timings. Compute ops are not here.
+TRITON_OWN_OPS = frozenset(
+    {
+        "empty", "new_empty", "empty_strided", "set_", "copy_", "_to_copy", "zero_", "fill_", "lift_fresh",
+        "_local_scalar_dense", "quantile", "median", "mean", "min", "max", "detach", "view", "resize_",
     }
 )
 
@@ -70,7 +82,9 @@ class _OpRecorder(TorchDispatchMode):
         name = _op_base_name(func)
         if name not in ALLOWED_OPS:
             caller = _caller_outside_torch(sys._getframe(1))
-            by_triton = caller is not None and caller.f_code.co_filename.startswith(TRITON_DIR)
+            by_triton = (
+                name in TRITON_OWN_OPS and caller is not None and caller.f_code.co_filename.startswith(TRITON_DIR)
+            )
             if not by_triton:
                 line = caller.f_lineno if caller is not None and caller.f_code.co_filename == self.solution_file else None
                 op = str(func)
@@ -140,29 +154,45 @@ TIMER_NAMES = (
 )
 
 
-def _public_callables(module: ModuleType | type) -> dict[str, int]:
-    found: dict[str, int] = {}
+# Methods of torch.Tensor that comparisons and conversions go through; resolved through the class's
+# bases, so a dunder added on torch.Tensor over TensorBase's counts as replaced.
+TENSOR_DUNDERS = (
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__float__", "__int__", "__index__",
+    "__getitem__", "__setitem__", "__matmul__", "__mul__", "__add__", "__sub__", "__truediv__", "__array__",
+    "__torch_function__", "__torch_dispatch__", "__repr__", "__len__", "__iter__", "__contains__", "__hash__",
+)
+
+
+def _public_callables(module: ModuleType | type) -> dict[str, object]:
+    found: dict[str, object] = {}
     for name, value in vars(module).items():
-        if not name.startswith("_") or name in ("__matmul__", "__mul__", "__add__", "__eq__", "__getitem__"):
-            found[name] = id(value)
+        if not name.startswith("_"):
+            found[name] = value
+    if isinstance(module, type):
+        for name in TENSOR_DUNDERS if module is torch.Tensor else ():
+            value = getattr(module, name, None)
+            found[name] = getattr(value, "__func__", value)  # a classmethod is bound anew on each access
     return found
 
 
-def snapshot() -> dict[str, int]:
-    """Identities of the clocks, timers and torch entry points the harness relies on."""
-    state: dict[str, int] = {f"time.{n}": id(getattr(time, n)) for n in (t.split(".")[1] for t in TIMER_NAMES)}
+def snapshot() -> dict[str, object]:
+    """The clocks, timers and torch entry points the harness relies on (the objects, compared by identity)."""
+    state: dict[str, object] = {f"time.{n}": getattr(time, n) for n in (t.split(".")[1] for t in TIMER_NAMES)}
     for label, namespace in (
         ("torch", torch), ("torch.Tensor", torch.Tensor), ("torch.linalg", torch.linalg),
         ("torch.cuda", torch.cuda), ("torch.cuda.Event", torch.cuda.Event),
     ):
-        for name, ident in _public_callables(namespace).items():
-            state[f"{label}.{name}"] = ident
+        for name, value in _public_callables(namespace).items():
+            state[f"{label}.{name}"] = value
+    state.pop("torch.manual_seed", None)  # torch._dynamo rewraps it when first imported; seeds live in the checker
     return state
 
 
-def compare_snapshots(before: dict[str, int], after: dict[str, int]) -> list[Violation]:
-    # Only replaced entries count: torch adds submodules to its namespace lazily, which is harmless.
-    changed = sorted(k for k in before if after.get(k) != before[k])
+def compare_snapshots(before: dict[str, object], after: dict[str, object]) -> list[Violation]:
+    # Replaced entries count, and so do entries added to a class (torch.Tensor, torch.cuda.Event); torch
+    # adds submodules to its module namespace lazily, which is harmless.
+    changed = sorted(k for k in before if after.get(k) is not before[k])
+    changed += sorted(k for k in after if k not in before and k.startswith(("torch.Tensor.", "torch.cuda.Event.")))
     violations = []
     for key in changed:
         rule = "patched_timer" if key.startswith("time.") or ".Event" in key or "synchronize" in key else "monkeypatch"
@@ -192,12 +222,16 @@ class CallRecord:
 class Guard:
     """Wraps one call of the solution: `with guard.watch() as record: out = run(...)`."""
 
-    def __init__(self, solution_file: Path, baseline: dict[str, int]) -> None:
+    def __init__(self, solution_file: Path, baseline: dict[str, object]) -> None:
         self.solution_file = str(solution_file.resolve())
         self.baseline = baseline
         self.threads = threading.active_count()
 
-    def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, CallRecord]:
+    def call(
+        self, fn: Callable[..., Any], *args: Any, after: Callable[[], None] | None = None, require_launch: bool = True,
+        **kwargs: Any,
+    ) -> tuple[Any, CallRecord]:
+        """Call fn under the guard. `after` runs as soon as fn returns, before the checks (the end event)."""
         counter = LaunchCounter()
         recorder = _OpRecorder(self.solution_file)
         counter.install()
@@ -206,12 +240,14 @@ class Guard:
                 result = fn(*args, **kwargs)
         finally:
             counter.uninstall()
+        if after is not None:
+            after()
         violations = list(recorder.violations)
         violations += compare_snapshots(self.baseline, snapshot())
         violations += hooks_left_behind()
         if threading.active_count() > self.threads:
             violations.append(Violation(rule="threads", detail="the solution left threads running"))
-        if counter.count == 0:
+        if counter.count == 0 and require_launch:
             violations.append(Violation(rule="no_triton_launch", detail="the call launched no Triton kernel"))
         if counter.streams and torch.cuda.is_available():
             current = torch.cuda.current_stream().cuda_stream

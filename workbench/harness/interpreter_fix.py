@@ -1,8 +1,12 @@
-"""A narrow fix for the Triton interpreter's bfloat16 `tl.dot`.
+"""Narrow fixes for two faults of the Triton interpreter, applied only in the harness's solution
+process under TRITON_INTERPRET=1.
 
-The interpreter stores bfloat16 as uint16 and hands the raw bits to numpy's matmul, so a bf16 dot
-multiplies integers. `install()` widens bf16 operands to float32 (exact: bf16 is the top half of an
-fp32) before the product. It is applied only in the harness worker under TRITON_INTERPRET=1.
+- bfloat16 `tl.dot`: the interpreter stores bfloat16 as uint16 and hands the raw bits to numpy's
+  matmul, so a bf16 dot multiplies integers. `install()` widens bf16 operands to float32 (exact: bf16
+  is the top half of an fp32) before the product.
+- `@triton.autotune`: benchmarking configs needs a GPU driver ("0 active drivers"). Under the
+  interpreter every config gets the same timing without running, so the first (pruned) config is
+  chosen, as it would be with a single config.
 """
 
 from __future__ import annotations
@@ -34,8 +38,27 @@ def install() -> Callable[[], None]:
         return original(self, a, b, d, input_precision, max_num_imprecise_acc)
 
     builder.create_dot = create_dot  # type: ignore[method-assign]
+    restore_autotune = _first_config_autotune()
 
     def uninstall() -> None:
         builder.create_dot = original  # type: ignore[method-assign]
+        restore_autotune()
+
+    return uninstall
+
+
+def _first_config_autotune() -> Callable[[], None]:
+    """Make the autotuner's benchmark a no-op that ties every config, so the first one wins."""
+    from triton.runtime.autotuner import Autotuner
+
+    original = Autotuner._bench
+
+    def bench(self: Any, *args: Any, config: Any, **meta: Any) -> list[float]:
+        return [0.0, 0.0, 0.0]
+
+    Autotuner._bench = bench  # type: ignore[method-assign]
+
+    def uninstall() -> None:
+        Autotuner._bench = original  # type: ignore[method-assign]
 
     return uninstall

@@ -1,4 +1,5 @@
-"""The request the parent hands to the worker process, and the file the worker writes back."""
+"""The request the parent hands to the checker process (stdin), and what the checker writes back
+(JSON lines on a pipe). Neither touches a file."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ class EvalRequest(BaseModel):
     device: str
     workloads: list[str]
     secret: int
-    result_path: str
     timing: bool = True
     max_time_per_workload_s: float = 20.0
+    timeout_s: float = 900.0
+    hidden: list[str] = []
+    static_policy: bool = True  # False only in tests of the layers behind it (sandbox, checker)  # paths the solution process must not see (tasks, guidance, sessions, scratch)
 
 
 class WorkerResult(BaseModel):

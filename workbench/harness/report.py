@@ -65,6 +65,7 @@ class WorkloadResult(BaseModel):
     reference: TimingStats | None = None
     floor_ms: float | None = None
     tflops: float | None = None
+    outside_ms: float | None = None  # the checker's own wall-clock view of one timed call (cross-check)
 
     @property
     def latency_ms(self) -> float | None:
@@ -95,6 +96,7 @@ class EvalReport(BaseModel):
     device_name: str = ""
     versions: dict[str, str] = {}
     duration_s: float = 0.0
+    sandbox: str = ""  # how the solution process was confined ("bubblewrap: ..." or "none: why")
 
     @property
     def passed(self) -> bool:
@@ -129,6 +131,7 @@ class EvalReport(BaseModel):
             ],
             "violations": [v.model_dump() for v in self.violations],
             "message": self.message,
+            "sandbox": self.sandbox,
         }
 
 

@@ -62,6 +62,26 @@ def _done(times: list[float], started: float, clocks: Clocks, plan: TimingPlan) 
     return mean > 0 and sem / mean < plan.target_rel_sem
 
 
+def measure(call: Callable[[int], float], n_sets: int, clocks: Clocks, plan: TimingPlan, method: Literal["events", "graph"]) -> TimingStats:
+    """The timing loop shared by local and remote calls: warm-up, then `call(i)` until precise enough.
+
+    `call(i)` makes one timed call on input set i % n_sets and returns its latency in ms; warm-up
+    calls (compilation and autotuning happen there) are made the same way and dropped.
+    """
+    for i in range(max(plan.warmup_calls, n_sets)):
+        call(i)
+    warm_until = clocks.perf_counter() + plan.warmup_s
+    i = 0
+    while clocks.perf_counter() < warm_until:
+        call(i)
+        i += 1
+    times: list[float] = []
+    started = clocks.perf_counter()
+    while not _done(times, started, clocks, plan):
+        times.append(call(len(times)))
+    return _stats(times, method)
+
+
 def time_calls(
     fn: Callable[..., Any],
     input_sets: list[dict[str, Any]],
@@ -70,29 +90,24 @@ def time_calls(
     mode: Literal["events", "graph"] = "events",
     plan: TimingPlan = TimingPlan(),
 ) -> tuple[TimingStats, float]:
-    """Time fn over rotated input sets. Returns the stats and the median host time per call (ms)."""
+    """Time fn in this process over rotated input sets (the reference, the bench). Returns the stats and
+    the median host time per call (ms)."""
     flush = l2_flush_buffer(device)
-    for i in range(max(plan.warmup_calls, len(input_sets))):  # compile and autotune happen here
-        fn(**input_sets[i % len(input_sets)])
-    clocks.synchronize()
-    warm_until = clocks.perf_counter() + plan.warmup_s
-    while clocks.perf_counter() < warm_until:
-        fn(**input_sets[0])
-        clocks.synchronize()
     graphs: list[torch.cuda.CUDAGraph] = []
     if mode == "graph":
+        for args in input_sets:
+            fn(**args)  # compile outside the capture
+        clocks.synchronize()
         for args in input_sets:
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 fn(**args)
             graphs.append(graph)
         clocks.synchronize()
-    times: list[float] = []
-    host: list[float] = []
-    started = clocks.perf_counter()
-    index = 0
     begin, end = clocks.event(enable_timing=True), clocks.event(enable_timing=True)
-    while not _done(times, started, clocks, plan):
+    host: list[float] = []
+
+    def call(index: int) -> float:
         # The flush is queued, not waited for: while the GPU clears L2 the host launches the call, so
         # the launch's host overhead does not land inside the events (as in triton's do_bench).
         flush.zero_()
@@ -105,6 +120,7 @@ def time_calls(
         end.record()
         clocks.synchronize()  # device-wide: work left on any stream is finished before the next call
         host.append((clocks.perf_counter() - t0) * 1e3)
-        times.append(begin.elapsed_time(end))
-        index += 1
-    return _stats(times, mode), statistics.median(host)
+        return float(begin.elapsed_time(end))
+
+    stats = measure(call, len(input_sets), clocks, plan, mode)
+    return stats, statistics.median(host[-stats.reps:])

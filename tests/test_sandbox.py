@@ -1,0 +1,416 @@
+"""The sandbox of solution processes (workbench/harness/sandbox.py): what a sandboxed program can and
+cannot do, checked by running `sys.executable -c ...` inside it.
+
+Tests of the real sandbox skip (with the reason) where bubblewrap cannot start on this machine; the
+tests of the "none" path and of the command line (with a stand-in bwrap) always run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from workbench import paths
+from workbench.harness import sandbox
+
+REPO = paths.REPO_ROOT
+_, PROBE = sandbox.wrap(["true"], device="cpu", env={})
+needs_bwrap = pytest.mark.skipif(PROBE.kind != "bubblewrap", reason=f"no sandbox on this machine: {PROBE.detail}")
+
+
+def base_env() -> dict[str, str]:
+    return {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def sandboxed(code: str, *, extra_hidden: Sequence[Path] = (), readable: Sequence[Path] = (),
+              env: dict[str, str] | None = None, pass_fds: Sequence[int] = (), args: Sequence[str] = (),
+              launcher_env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run `code` in the sandbox the harness builds (default hidden and readable paths plus these)."""
+    argv = [sys.executable, "-c", textwrap.dedent(code), *args]
+    command, info = sandbox.wrap(argv, device="cpu", env=env if env is not None else base_env(),
+                                 readable=[*sandbox.default_readable(), *readable],
+                                 hidden=sandbox.default_hidden(extra_hidden))
+    assert info.kind == "bubblewrap", info.detail
+    return subprocess.run(command, env=launcher_env or sandbox.launcher_env(), pass_fds=tuple(pass_fds), capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def results(done: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def outside_dir() -> Iterator[Path]:
+    """A scratch directory outside /tmp (whose host copy the sandbox never shows anyway) and HOME."""
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else None
+    path = Path(tempfile.mkdtemp(prefix="d2k-sandbox-test-", dir=base))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+TRY_WRITES = """
+    import json, sys
+    out = {}
+    for target in sys.argv[1:]:
+        try:
+            with open(target, "w") as handle:
+                handle.write("escaped")
+            out[target] = "written"
+        except OSError as exc:
+            out[target] = type(exc).__name__ + ": " + str(exc)
+    print(json.dumps(out))
+"""
+
+
+# -- the real sandbox --------------------------------------------------------------------------------
+@needs_bwrap
+def test_writes_outside_the_scratch_fail(outside_dir: Path) -> None:
+    secret = outside_dir / "secret"
+    secret.mkdir()
+    marker = f"d2k-sandbox-{uuid.uuid4().hex}"
+    targets = [REPO / marker, REPO / "workbench" / marker, REPO / "tasks" / marker, Path.home() / marker,
+               Path("/etc") / marker, secret / marker, REPO / "pyproject.toml", Path(sys.prefix) / marker]
+    before = (REPO / "pyproject.toml").read_bytes()
+    out = results(sandboxed(TRY_WRITES, extra_hidden=[secret], args=[str(t) for t in targets]))
+    for target in targets:
+        assert out[str(target)] != "written", target
+        assert out[str(target)].split(":")[0] in ("OSError", "PermissionError", "FileNotFoundError"), out[str(target)]
+    for target in targets:
+        if target.name == marker:
+            assert not target.exists(), target
+    assert (REPO / "pyproject.toml").read_bytes() == before
+
+
+@needs_bwrap
+def test_tmp_is_private_scratch(tmp_path: Path) -> None:
+    host_file = tmp_path / "host-only.txt"
+    host_file.write_text("host")
+    marker = f"d2k-sandbox-{uuid.uuid4().hex}"
+    done = sandboxed(f"""
+        import json, os
+        with open("/tmp/{marker}", "w") as handle:
+            handle.write("inside")
+        print(json.dumps({{"read": open("/tmp/{marker}").read(), "cwd": os.getcwd(),
+                          "host_file": os.path.exists({str(host_file)!r}), "tmp": sorted(os.listdir("/tmp"))}}))
+    """, readable=[Path("/tmp")])  # a readable /tmp must not bring the host's /tmp back
+    out = results(done)
+    assert out == {"read": "inside", "cwd": "/tmp", "host_file": False, "tmp": [marker]}
+    assert not (Path("/tmp") / marker).exists()
+
+
+@needs_bwrap
+def test_repository_secrets_and_hidden_paths_are_invisible(outside_dir: Path) -> None:
+    expert = REPO / "tasks" / "muon_orthogonalize" / "expert.py"
+    assert expert.is_file()
+    hidden = outside_dir / "scratch"
+    hidden.mkdir()
+    (hidden / "answer.txt").write_text("42")
+    shown = outside_dir / "shown"  # not hidden: proves the listing inside works
+    shown.mkdir()
+    (shown / "visible.txt").write_text("yes")
+    done = sandboxed(f"""
+        import json, os
+        out = {{}}
+        try:
+            open({str(expert)!r}).read()
+            out["expert"] = "read"
+        except OSError as exc:
+            out["expert"] = type(exc).__name__
+        for name, path in [("guidance", {str(REPO / "guidance")!r}), ("sessions", {str(REPO / "sessions")!r}),
+                           ("tasks", {str(REPO / "tasks")!r}), ("git", {str(REPO / ".git")!r}),
+                           ("home", {str(Path.home())!r}), ("hidden", {str(hidden)!r}), ("shown", {str(shown)!r})]:
+            out[name] = sorted(os.listdir(path)) if os.path.isdir(path) else "missing"
+        try:
+            out["pyproject"] = open({str(REPO / "pyproject.toml")!r}).read()
+        except OSError as exc:
+            out["pyproject"] = type(exc).__name__
+        print(json.dumps(out))
+    """, extra_hidden=[hidden])
+    out = results(done)
+    assert out["expert"] == "FileNotFoundError"
+    assert out["guidance"] == out["sessions"] == out["tasks"] == out["git"] == out["hidden"] == []
+    assert out["shown"] == ["visible.txt"]
+    assert out["pyproject"] in ("", "PermissionError")  # a hidden file is /dev/null on a nodev mount
+    home_entries = set(out["home"])  # only what the interpreter needs, re-exposed (e.g. ~/.pyenv)
+    assert home_entries <= {Path(p).relative_to(Path.home()).parts[0] for p in sandbox.default_readable()
+                            if Path(os.path.realpath(p)).is_relative_to(Path.home())}
+
+
+@needs_bwrap
+def test_most_specific_rule_wins(outside_dir: Path) -> None:
+    """A readable path inside a hidden one is visible again; a hidden one inside a readable one stays hidden."""
+    top = outside_dir / "top"
+    (top / "open" / "closed").mkdir(parents=True)
+    (top / "top.txt").write_text("t")
+    (top / "open" / "open.txt").write_text("o")
+    (top / "open" / "closed" / "closed.txt").write_text("c")
+    argv = [sys.executable, "-c", "import os, sys, json; print(json.dumps({p: sorted(os.listdir(p)) for p in sys.argv[1:]}))",
+            str(top), str(top / "open"), str(top / "open" / "closed")]
+    # Given in the "wrong" order: the deeper hidden path first, the readable one after.
+    command, info = sandbox.wrap(argv, device="cpu", env=base_env(), readable=[*sandbox.default_readable(), top / "open"],
+                                 hidden=[top / "open" / "closed", top])
+    done = subprocess.run(command, env=sandbox.launcher_env(), capture_output=True, text=True, timeout=60, check=False)
+    out = results(done)
+    assert out == {str(top): ["open"], str(top / "open"): ["closed", "open.txt"], str(top / "open" / "closed"): []}
+
+
+@needs_bwrap
+def test_environment_is_exactly_what_the_caller_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = f"sk-fake-{uuid.uuid4().hex}"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    env = {**base_env(), "D2K_SANDBOX_TEST": "1"}
+    # bwrap itself gets one more variable: --clearenv must keep it from the program.
+    done = sandboxed("""
+        import json, os
+        mine = open("/proc/self/environ", "rb").read().decode()
+        others = {}
+        for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+            try:
+                others[pid] = open(f"/proc/{pid}/environ", "rb").read().decode()
+            except OSError as exc:
+                others[pid] = type(exc).__name__
+        print(json.dumps({"mine": mine, "others": others}))
+    """, env=env, launcher_env={**sandbox.launcher_env(), "D2K_ONLY_FOR_BWRAP": "1"})
+    out = results(done)
+    inside = dict(item.split("=", 1) for item in out["mine"].split("\0") if item)
+    inside.pop("PWD", None)  # bwrap's --chdir sets it
+    assert inside == env
+    assert secret not in json.dumps(out)
+    assert "OPENAI_API_KEY" not in json.dumps(out)
+
+
+@needs_bwrap
+def test_no_host_process_is_visible() -> None:
+    done = sandboxed("""
+        import json, os
+        pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+        names = [open(f"/proc/{p}/cmdline", "rb").read().split(b"\\0")[0].decode() for p in pids]
+        print(json.dumps({"pids": pids, "names": names, "me": os.getpid()}))
+    """)
+    out = results(done)
+    assert os.getpid() not in out["pids"]
+    assert len(out["pids"]) <= 3, out  # bwrap's init, the program (and a helper thread's leader at most)
+    assert out["me"] in out["pids"] and out["me"] <= 3
+    assert all(Path(name).name in ("bwrap", Path(sys.executable).name) or "python" in name for name in out["names"]), out
+
+
+@needs_bwrap
+def test_no_network_to_the_host() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        done = sandboxed(f"""
+            import json, socket
+            try:
+                socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+                out = "connected"
+            except OSError as exc:
+                out = type(exc).__name__ + ": " + str(exc)
+            print(json.dumps({{"connect": out}}))
+        """)
+        out = results(done)
+        assert out["connect"] != "connected"
+        assert out["connect"].split(":")[0] in ("ConnectionRefusedError", "OSError", "TimeoutError"), out
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+
+
+@needs_bwrap
+def test_passed_descriptor_reaches_the_sandboxed_process() -> None:
+    ours, theirs = socket.socketpair()
+    with ours:
+        try:
+            fd = theirs.fileno()
+            done = sandboxed(f"""
+                import socket
+                with socket.socket(fileno={fd}) as channel:
+                    channel.sendall(b"hello from the sandbox\\n")
+            """, pass_fds=[fd])
+        finally:
+            theirs.close()
+        assert done.returncode == 0, done.stderr
+        ours.settimeout(10)
+        assert ours.makefile("rb").readline() == b"hello from the sandbox\n"
+
+
+def _processes_with(marker: str) -> dict[int, list[str]]:
+    """The host's processes (but this one) whose command line holds `marker`: pid -> argv."""
+    found: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            found[int(entry.name)] = [part.decode(errors="replace") for part in cmdline.split(b"\0")[:-1]]
+    return found
+
+
+@needs_bwrap
+def test_sandboxed_process_dies_with_its_parent() -> None:
+    marker = f"d2k-sandbox-orphan-{uuid.uuid4().hex}"
+    command, _ = sandbox.wrap([sys.executable, "-c", "import time; time.sleep(120)", marker], device="cpu",
+                              env=base_env(), readable=sandbox.default_readable(), hidden=sandbox.default_hidden())
+    helper = ("import json, subprocess, sys, time; subprocess.Popen(json.loads(sys.argv[1]), env={'PATH': '/usr/bin:/bin'}); "
+              "time.sleep(120)")
+    parent = subprocess.Popen([sys.executable, "-c", helper, json.dumps(command)], stdin=subprocess.DEVNULL)
+
+    def sandboxed_program_runs() -> bool:
+        return any(argv[0] == sys.executable and argv[-1] == marker
+                   for pid, argv in _processes_with(marker).items() if pid != parent.pid)
+
+    try:
+        deadline = time.monotonic() + 20
+        while not sandboxed_program_runs() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sandboxed_program_runs(), "the sandboxed program did not start"
+        assert len(_processes_with(marker)) >= 4  # the helper, bwrap, bwrap's init in the sandbox, the program
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_with(marker) == {}
+
+
+@needs_bwrap
+def test_torch_triton_and_workbench_import_inside() -> None:
+    done = sandboxed("""
+        import json, torch, triton, workbench
+        print(json.dumps({"torch": torch.__version__, "workbench": workbench.__file__,
+                          "sum": float(torch.ones(3).sum())}))
+    """, timeout=120)
+    out = results(done)
+    assert out["sum"] == 3.0
+    assert out["workbench"] == str(REPO / "workbench" / "__init__.py")
+
+
+@needs_bwrap
+def test_sandbox_info_says_what_it_does() -> None:
+    _, info = sandbox.wrap(["true"], device="cpu", env={})
+    assert info.kind == "bubblewrap"
+    assert info.detail.startswith("bubblewrap ")
+    for words in ("read-only root", "private /tmp", "no network", "dies with its parent"):
+        assert words in info.detail
+
+
+# -- the "none" path and the command line: always run -----------------------------------------------
+def test_disabled_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("D2K_SANDBOX", "off")
+    argv = [sys.executable, "-c", "pass"]
+    command, info = sandbox.wrap(argv, device="cpu", env={"A": "1"})
+    assert command == argv and command is not argv
+    assert info.kind == "none"
+    assert info.detail == "disabled by D2K_SANDBOX=off"
+
+
+def test_missing_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("D2K_SANDBOX", raising=False)
+    monkeypatch.setenv("D2K_BWRAP", "/nonexistent/bwrap")
+    assert sandbox.find_bwrap() is None
+    command, info = sandbox.wrap(["prog", "arg"], device="cuda:0", env={})
+    assert command == ["prog", "arg"]
+    assert info.kind == "none"
+    assert "not found" in info.detail and "/nonexistent/bwrap" in info.detail
+
+
+def test_bwrap_that_cannot_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.delenv("D2K_SANDBOX", raising=False)
+    monkeypatch.setenv("D2K_BWRAP", str(fake))
+    assert sandbox.find_bwrap() == fake
+    command, info = sandbox.wrap(["prog"], device="cpu", env={})
+    assert command == ["prog"]
+    assert info == sandbox.SandboxInfo("none", "bwrap failed to start: bwrap: Creating new namespace failed: Operation not permitted")
+
+
+@pytest.fixture
+def stand_in_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A bwrap that always 'works', to check the command line on any machine."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && echo 'bubblewrap 9.9.9'\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.delenv("D2K_SANDBOX", raising=False)
+    monkeypatch.setenv("D2K_BWRAP", str(fake))
+    return fake
+
+
+def test_command_line_order(stand_in_bwrap: Path, tmp_path: Path) -> None:
+    hidden_dir = tmp_path / "hidden"
+    (hidden_dir / "inner").mkdir(parents=True)
+    hidden_file = tmp_path / "secret.txt"
+    hidden_file.write_text("s")
+    writable = tmp_path / "out"
+    writable.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(hidden_dir)
+    command, info = sandbox.wrap(
+        ["prog", "--flag"], device="cpu", env={"A": "1", "B": "two words"},
+        readable=[hidden_dir / "inner", tmp_path / "missing"], hidden=[link, hidden_file], writable=[writable],
+    )
+    assert info.kind == "bubblewrap" and info.detail.startswith("bubblewrap 9.9.9: ")
+    h, i, f, w = str(hidden_dir), str(hidden_dir / "inner"), str(hidden_file), str(writable)
+    assert command == [
+        str(stand_in_bwrap),
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
+        "--tmpfs", h, "--ro-bind", "/dev/null", f, "--bind", w, w, "--ro-bind", i, i, "--remount-ro", h,
+        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "--clearenv", "--setenv", "A", "1", "--setenv", "B", "two words", "--chdir", "/tmp",
+        "--", "prog", "--flag",
+    ]
+
+
+def test_paths_that_would_undo_the_fixed_mounts_are_skipped(stand_in_bwrap: Path) -> None:
+    command, _ = sandbox.wrap(["prog"], device="cpu", env={}, readable=[Path("/"), Path("/tmp"), Path("/dev")],
+                              hidden=[Path("/proc")], writable=[Path("/tmp"), Path("/")])
+    flags = command[: command.index("--")]
+    assert flags[1:13] == ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
+                           "--unshare-net"]
+
+
+def test_gpu_binds_device_nodes_not_all_of_dev(stand_in_bwrap: Path) -> None:
+    command, info = sandbox.wrap(["prog"], device="cuda:0", env={})
+    assert info.kind == "bubblewrap" and "GPU" in info.detail
+    flags = command[: command.index("--")]
+    assert flags[1:6] == ["--ro-bind", "/", "/", "--dev", "/dev"]
+    assert "/dev" not in [flags[k + 1] for k, flag in enumerate(flags) if flag == "--dev-bind"]
+
+
+def test_environment_keys_are_checked(stand_in_bwrap: Path) -> None:
+    with pytest.raises(ValueError):
+        sandbox.wrap(["prog"], device="cpu", env={"A=B": "1"})
+
+
+def test_default_paths() -> None:
+    hidden = sandbox.default_hidden([Path("/some/extra")])
+    for path in (Path.home(), REPO / "tasks", REPO / "guidance", REPO / "sessions", REPO / ".git", Path("/some/extra")):
+        assert path in hidden, path
+    assert REPO / "workbench" not in hidden
+    assert not any(Path(os.path.realpath(sys.prefix)).is_relative_to(os.path.realpath(p)) for p in hidden if p.is_relative_to(REPO))
+    readable = sandbox.default_readable()
+    for path in (Path(sys.prefix), Path(sys.base_prefix), REPO / "workbench", Path(sys.executable).resolve().parent):
+        assert path in readable, path

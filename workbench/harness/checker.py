@@ -1,0 +1,267 @@
+"""The trusted checker: one fresh process per evaluation (`python -m workbench.harness.checker RESULT_FD`).
+
+The request (with the per-evaluation secret) arrives on stdin; the report goes back to the parent as
+JSON lines on the pipe RESULT_FD. Neither is a file.
+
+It never imports the solution. It reads the solution's source for the static policy, starts the
+solution process in the sandbox, makes every input from seeds mixed with the per-evaluation secret,
+sends the values over, checks what comes back against the oracle it computes itself, times the
+reference in its own clean process, cross-checks the solution's reported latencies with its own wall
+clock, and writes the report. The report is written after every workload, so a crash or timeout loses
+nothing that finished. This process imports only torch, triton, pydantic and the catalog/harness packages.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
+from workbench.harness.report import EvalReport, Status, Violation, WorkloadResult, overall_status
+from workbench.harness.timing import Clocks, TimingPlan, measure, time_calls
+
+if TYPE_CHECKING:
+    from workbench.catalog.task import Task, Workload
+    from workbench.harness.correctness import WorkloadChecker
+    from workbench.harness.remote import RemoteSolution
+
+CLOCKS = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchronize=torch.cuda.synchronize)
+REFRESH_TRIAL = 1000  # trial number of the profiled re-check after timing
+TIMING_SLOTS = (100, 101, 102)  # the solution process's slots for the rotated timing inputs
+NULL_CALLS = 10  # calls around nothing, to calibrate what the wall clock sees beside a call
+SAMPLED_CALLS = 2  # timed calls whose outputs are checked, drawn uniformly (reservoir) from all calls
+# A timed call's latency as the checker's wall clock sees it (its round trip less the null call's) may
+# exceed the latency the solution process reports by this factor plus this many ms, and no more.
+OUTSIDE_FACTOR = 1.5
+OUTSIDE_SLACK_MS = 0.5
+
+
+def progress(message: str) -> None:
+    print(PROGRESS_PREFIX + message, file=sys.stderr, flush=True)
+
+
+class ResultPipe:
+    """The pipe to the parent: one line per write, the report so far (the last complete one counts)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def write(self, report: EvalReport, complete: bool, current: str | None = None) -> None:
+        line = WorkerResult(complete=complete, current_workload=current, report=report).model_dump_json() + "\n"
+        data = line.encode()
+        while data:
+            data = data[os.write(self.fd, data):]
+
+
+def versions() -> dict[str, str]:
+    import triton
+
+    return {"python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__}
+
+
+def main(argv: list[str]) -> int:
+    results = ResultPipe(int(argv[1]))
+    os.set_inheritable(results.fd, False)  # never passed on to the solution process
+    request = EvalRequest.model_validate_json(sys.stdin.read())
+    started = CLOCKS.perf_counter()
+    deadline = time.monotonic() + request.timeout_s
+    from workbench.catalog.loader import load_task
+    from workbench.catalog.modules import import_file
+    from workbench.harness import policy_static
+    from workbench.harness.remote import RemoteSolution
+
+    device = torch.device(request.device)
+    task = load_task(Path(request.task_dir))
+    reference_module = import_file(task.file("reference.py"), "_d2k_task_reference")
+    inputs_module = import_file(task.file("inputs.py"), "_d2k_task_inputs")
+    solution_file = Path(request.solution).resolve()
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (Triton interpreter)"
+    report = EvalReport(
+        task=task.id, solution=request.solution, device=str(device), status="runtime_error",
+        device_name=device_name, versions=versions(),
+    )
+
+    def finish(status: Status, message: str, violations: list[Violation] | None = None) -> int:
+        report.status = status
+        report.message = message
+        report.violations = violations or report.violations
+        report.duration_s = CLOCKS.perf_counter() - started
+        results.write(report, complete=True)
+        return 0
+
+    source = solution_file.read_text(encoding="utf-8", errors="replace")
+    try:
+        static = policy_static.check_source(source, str(solution_file))
+    except SyntaxError as exc:
+        return finish("compile_error", f"SyntaxError: {exc.msg} (solution.py line {exc.lineno})")
+    if static and request.static_policy:
+        return finish("policy_violation", static[0].describe(), static)
+    if not policy_static.has_run_function(source):
+        return finish("compile_error", "the solution defines no top-level run(...) function")
+
+    solution = RemoteSolution(solution_file, device, deadline, request.timeout_s, hidden=[Path(p) for p in request.hidden])
+    progress("starting the solution process")
+    solution.start()
+    assert solution.sandbox_info is not None
+    report.sandbox = f"{solution.sandbox_info.kind}: {solution.sandbox_info.detail}"
+    try:
+        return _evaluate(request, task, solution, reference_module, inputs_module, device, report, finish, results)
+    finally:
+        solution.close()
+
+
+def _evaluate(
+    request: EvalRequest, task: Task, solution: RemoteSolution, reference_module: ModuleType, inputs_module: ModuleType,
+    device: torch.device, report: EvalReport, finish: Any, results: ResultPipe,
+) -> int:
+    from workbench.harness.correctness import TaskFault, TrialFailure, WorkloadChecker
+    from workbench.harness.remote import SolutionFailure
+
+    progress("importing the solution")
+    try:
+        violations = solution.load()
+    except SolutionFailure as failure:
+        status = failure.status if failure.status != "runtime_error" else "compile_error"
+        return finish(status, failure.message)
+    if violations:
+        return finish("policy_violation", violations[0].describe(), violations)
+
+    trials_fresh = task.spec.checks.fresh_trials
+    scale = task.spec.checks.input_scale
+    for name in request.workloads:
+        workload = task.workload(name)
+        checker = WorkloadChecker(task, workload, solution, reference_module, inputs_module.make_inputs, device, request.secret)
+        result = WorkloadResult(name=name, status="passed")
+        report.workloads.append(result)
+        results.write(report, complete=False, current=name)
+        try:
+            inputs: dict[str, Any] = {}
+            for trial in range(trials_fresh):
+                progress(f"{name}: trial {trial + 1} (fresh inputs)")
+                inputs = checker.fresh_inputs(trial)
+                checker.check_call(trial, inputs)
+            progress(f"{name}: trial {trials_fresh + 1} (same buffers, new values)")
+            checker.check_call(trials_fresh, checker.fresh_inputs(trials_fresh), refill=True)
+            if scale:
+                progress(f"{name}: trial {trials_fresh + 2} (inputs scaled by {scale:g})")
+                checker.check_call(trials_fresh + 1, checker.scaled(trials_fresh + 1, scale))
+            checker.recheck_kept()
+            if name == request.workloads[0]:
+                checker.check_contract(checker.fresh_inputs(trials_fresh + 2))
+            del inputs
+            solution.release()
+            if device.type == "cuda" and request.timing:
+                time_workload(task, workload, checker, result, device, request, reference_module)
+        except TrialFailure as failure:
+            result.status = failure.status
+            result.message = failure.message
+            report.violations += failure.violations
+        except SolutionFailure as failure:
+            result.status, result.message = failure.status, failure.message  # type: ignore[assignment]
+        except TaskFault as fault:
+            result.status, result.message = "runtime_error", f"not the solution's fault: {fault}"
+        result.trials = checker.stats.trials or result.trials
+        result.max_abs_err = checker.stats.max_abs_err
+        result.rel_err = checker.stats.rel_err
+        result.error_bound = checker.stats.bound
+        report.triton_launches += checker.stats.launches
+        results.write(report, complete=False)
+        if result.status in ("policy_violation", "crashed", "timeout") or (
+            device.type == "cuda" and result.status == "runtime_error" and "CUDA" in result.message
+        ):
+            break  # the process or the rules are broken: later workloads would say nothing new
+        try:
+            solution.release()
+        except SolutionFailure:
+            break
+    status = overall_status(report.workloads, report.violations)
+    failed = [w for w in report.workloads if w.status != "passed"]
+    message = failed[0].message if failed else ""
+    if report.violations and not message:
+        message = report.violations[0].describe()
+    return finish(status, message)  # type: ignore[no-any-return]
+
+
+def time_workload(
+    task: Task, workload: Workload, checker: WorkloadChecker, result: WorkloadResult, device: torch.device,
+    request: EvalRequest, reference_module: ModuleType,
+) -> None:
+    """Time the solution (in its process, cross-checked here) and the reference (here); check samples."""
+    from workbench.harness.correctness import TrialFailure
+    from workbench.harness.devices import floor_ms, peaks_for
+
+    mode = task.spec.timing.mode
+    sets = [checker.fresh_inputs(500 + k) for k in range(len(TIMING_SLOTS))]
+    for slot, inputs in zip(TIMING_SLOTS, sets, strict=True):
+        checker.send(slot, inputs)
+    torch.cuda.empty_cache()  # leave the device's memory to the solution process while it runs
+    plan = TimingPlan(max_time_s=request.max_time_per_workload_s)
+    null_walls = [checker.solution.call(TIMING_SLOTS[0], checker.output_specs, null=True).wall_ms for _ in range(NULL_CALLS)]
+    if mode == "graph":
+        found = checker.solution.capture(list(TIMING_SLOTS), checker.output_specs)
+        if found:
+            raise TrialFailure("policy_violation", found[0].describe(), found)
+    rng = random.SystemRandom()  # the solution process cannot predict which calls are checked
+    reservoir: list[int] = []  # slot index (into sets) of each sampled call, by sample number
+    walls: list[float] = []
+    count = 0
+
+    def call(index: int) -> float:
+        nonlocal count
+        count += 1
+        k = index % len(TIMING_SLOTS)
+        reply = checker.call(TIMING_SLOTS[k], replay=mode == "graph", restore=True)
+        walls.append(reply.wall_ms)
+        # Reservoir sampling: after n calls, each call is a sample with probability R / n. The decision is
+        # made only after the call has finished; the process keeps the outputs, fetched after the loop.
+        if len(reservoir) < SAMPLED_CALLS or rng.random() < SAMPLED_CALLS / count:
+            slot = len(reservoir) if len(reservoir) < SAMPLED_CALLS else rng.randrange(SAMPLED_CALLS)
+            checker.solution.sample(slot)
+            if slot == len(reservoir):
+                reservoir.append(k)
+            else:
+                reservoir[slot] = k
+        return reply.ms
+
+    progress(f"{workload.name}: timing the solution")
+    latency = measure(call, len(TIMING_SLOTS), CLOCKS, plan, mode)
+    progress(f"{workload.name}: checking {len(reservoir)} sampled timed calls")
+    for sample, k in enumerate(reservoir):
+        checker.verify(REFRESH_TRIAL + 1 + sample, sets[k], *checker.fetch(sample=sample))
+    progress(f"{workload.name}: timing the reference")
+    reference, _ = time_calls(reference_module.reference, [_args(task, s) for s in sets], CLOCKS, device, mode, plan)
+    result.latency, result.reference = latency, reference
+    del sets
+    outside = statistics.median(walls[-latency.reps:]) - statistics.median(null_walls)
+    result.outside_ms = outside
+    if outside > OUTSIDE_FACTOR * latency.median_ms + OUTSIDE_SLACK_MS:
+        detail = (f"the solution process reported a median of {latency.median_ms:.3f} ms per call, but the checker's "
+                  f"clock saw {outside:.3f} ms: work ran outside the timed stream, or the time was forged")
+        raise TrialFailure("policy_violation", detail, [Violation(rule="timing_mismatch", detail=detail)])
+    peaks = peaks_for(torch.cuda.get_device_name(device))
+    if peaks is not None:
+        floor = floor_ms(peaks, task.min_flops(workload), task.bytes_moved(workload), task.spec.roofline.flop_dtype)
+        result.floor_ms = floor
+        if latency.median_ms < floor:
+            detail = f"median latency {latency.median_ms:.4f} ms is below the roofline floor {floor:.4f} ms"
+            raise TrialFailure("policy_violation", detail, [Violation(rule="below_roofline_floor", detail=detail)])
+    result.tflops = task.flops(workload) / (latency.median_ms * 1e-3) / 1e12
+    progress(f"{workload.name}: re-checking correctness after timing")
+    checker.solution.release()
+    checker.check_call(REFRESH_TRIAL, checker.fresh_inputs(REFRESH_TRIAL), keep=False, profile=True)
+
+
+def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
+    return {a.name: inputs[a.name] for a in task.spec.signature.inputs}
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,410 @@
+"""The untrusted solution process: imports solution.py and calls `run` when the checker asks.
+
+Started by the checker inside the sandbox (`python -I -m workbench.harness.solution_host FD`, FD one end
+of the message channel). It never sees seeds, the per-evaluation secret, reference outputs, the task's
+files or where the verdict is written: it receives input tensors, calls `run` on private device copies
+of them, and hands back output tensors and the inputs as the call left them. Everything it says is
+treated as untrusted by the checker, which decides the verdict from the bytes it receives.
+
+Every call is made the same way, whatever the checker will do with it: outputs poisoned, L2 flushed
+(GPU), the runtime guard installed, CUDA events around the call, a device-wide synchronisation. Only
+after the call has finished does the checker decide whether to fetch its outputs (a checked call) or
+not (a timed call that was not sampled), so a solution cannot tell a checked call from a timed one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from workbench.harness.guard import CallRecord, Guard, compare_snapshots, snapshot
+from workbench.harness.report import Violation
+from workbench.harness.transport import DTYPES, Channel, ChannelClosed
+
+PERF_COUNTER = time.perf_counter  # taken before any solution code runs
+
+
+def describe_exception(exc: BaseException, solution_file: str) -> tuple[str, str]:
+    """Map an exception from the solution to a status and a one-line message with its location."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == solution_file:
+            line = frame.lineno
+    where = f" (solution.py line {line})" if line else ""
+    text = str(exc).strip().splitlines()
+    summary = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ") + where
+    name = type(exc).__name__
+    if name in ("CompilationError", "CompileTimeAssertionFailure") or "triton.compiler" in type(exc).__module__:
+        return "compile_error", summary
+    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in str(exc):
+        return "runtime_error", "out of memory: " + summary
+    return "runtime_error", summary
+
+
+def _poison(t: torch.Tensor) -> None:
+    if t.is_floating_point():
+        t.fill_(float("nan"))
+    elif t.dtype == torch.bool:
+        t.fill_(True)
+    else:
+        t.fill_(torch.iinfo(t.dtype).max)
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise equality (NaN == NaN, -0 != +0)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+    return bool(torch.equal(a.detach().contiguous().view(width), b.detach().contiguous().view(width)))
+
+
+def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    a0, b0 = a.untyped_storage().data_ptr(), b.untyped_storage().data_ptr()
+    a1, b1 = a0 + a.untyped_storage().nbytes(), b0 + b.untyped_storage().nbytes()
+    return a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0
+
+
+class Host:
+    """State of the solution process between messages."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.device = torch.device("cpu")
+        self.module: ModuleType | None = None
+        self.guard: Guard | None = None
+        self.slots: dict[int, dict[str, Any]] = {}  # slot -> input name -> private tensor or scalar
+        self.last: tuple[int, list[Any]] | None = None  # (slot, outputs) of the last call
+        self.kept: list[tuple[Any, torch.Tensor]] = []  # (output, a copy) of earlier checked calls
+        self.pristine: dict[int, dict[str, torch.Tensor]] = {}  # slot -> copies of its tensor inputs
+        self.state_names: set[str] = set()
+        self.samples: dict[int, tuple[list[Any], list[torch.Tensor]]] = {}  # sampled timed calls
+        self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
+        self.graph_outputs: dict[int, list[Any]] = {}
+        self.flush: torch.Tensor | None = None
+        self.solution_file = ""
+
+    # -- messages ------------------------------------------------------------------------------
+    def serve(self) -> None:
+        handlers: dict[str, Callable[[dict[str, Any], list[torch.Tensor]], None]] = {
+            "load": self.load, "put": self.put, "call": self.call, "fetch": self.fetch, "capture": self.capture,
+            "recheck": self.recheck, "release": self.release, "sample": self.sample, "fetch_sample": self.fetch_sample,
+        }
+        while True:
+            try:
+                message, tensors = self.channel.recv(device=self.device)
+            except ChannelClosed:
+                return
+            op = message.get("op")
+            if op == "exit":
+                return
+            handler = handlers.get(str(op))
+            if handler is None:
+                self.channel.send({"ok": False, "status": "runtime_error", "message": f"unknown request {op!r}"})
+                continue
+            try:
+                handler(message, tensors)
+            except (KeyError, TypeError, ValueError) as exc:  # a malformed request: the checker's bug
+                self.channel.send({"ok": False, "status": "runtime_error", "message": f"bad request {op!r}: {exc!r}"})
+
+    def _run(self) -> Callable[..., Any]:
+        assert self.module is not None
+        return self.module.run  # type: ignore[no-any-return]
+
+    def load(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """Import the solution under the guard; report import failures and patched torch entry points."""
+        from workbench.catalog.modules import import_file
+
+        self.device = torch.device(message["device"])
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+            props = torch.cuda.get_device_properties(self.device)
+            l2 = int(getattr(props, "L2_cache_size", 0) or 64 * 2**20)
+            self.flush = torch.empty(2 * l2, dtype=torch.int8, device=self.device)
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            from workbench.harness import interpreter_fix
+
+            interpreter_fix.install()
+        self.solution_file = str(Path(message["solution"]).resolve())
+        baseline = snapshot()
+        self.guard = Guard(Path(self.solution_file), baseline)
+        holder: dict[str, ModuleType] = {}
+
+        def do_import() -> None:
+            holder["module"] = import_file(Path(self.solution_file), "solution")
+
+        try:
+            _, record = self.guard.call(do_import, require_launch=False)
+        except BaseException as exc:  # noqa: BLE001 - any failure at import is the solution's
+            self.channel.send({"ok": False, "status": "compile_error", "message": describe_exception(exc, self.solution_file)[1]})
+            return
+        self.module = holder["module"]
+        violations = record.violations + compare_snapshots(baseline, snapshot())
+        if not callable(getattr(self.module, "run", None)):
+            self.channel.send({"ok": False, "status": "compile_error", "message": "the solution defines no run(...) function"})
+            return
+        self.channel.send({"ok": True, "violations": [v.model_dump() for v in violations]})
+
+    def put(self, message: dict[str, Any], tensors: list[torch.Tensor]) -> None:
+        """Inputs of one slot: new tensors, or new values written into the slot's buffers (refill)."""
+        slot = int(message["slot"])
+        names: list[str] = message["names"]
+        self.state_names = set(message.get("state", []))
+        current = self.slots.get(slot)
+        refill = bool(message.get("refill")) and current is not None
+        values: dict[str, Any] = dict(message.get("scalars", {}))
+        for name, t in zip(names, tensors, strict=True):
+            if refill and current is not None:
+                current[name].copy_(t)
+                values[name] = current[name]
+            else:
+                values[name] = t
+        self.slots[slot] = values
+        self.pristine[slot] = {name: values[name].clone() for name in names}
+        if not refill:  # a graph keeps reading the slot's buffers: refilled values reach it
+            self.graphs.pop(slot, None)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        self.channel.send({"ok": True})
+
+    def _prealloc(self, specs: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        outs = {}
+        for spec in specs:
+            if spec["mode"] == "preallocated":
+                t = torch.empty(spec["shape"], dtype=DTYPES[spec["dtype"]], device=self.device)
+                _poison(t)
+                outs[spec["name"]] = t
+        blocks = []  # fill memory the caching allocator hands out next: unwritten outputs show as NaN
+        for spec in specs:
+            if spec["mode"] == "return":
+                block = torch.empty(spec["shape"], dtype=DTYPES[spec["dtype"]], device=self.device)
+                _poison(block)
+                blocks.append(block)
+        del blocks
+        return outs
+
+    def call(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """One call of run on a slot's inputs, timed and guarded; the outputs are kept for `fetch`."""
+        assert self.guard is not None
+        slot = int(message["slot"])
+        specs: list[dict[str, Any]] = message["outputs"]
+        args = dict(self.slots[slot])
+        args.update(message.get("override", {}))
+        if message.get("restore"):  # timed calls all start from the slot's inputs as they were sent
+            for name in self.state_names:
+                args[name].copy_(self.pristine[slot][name])
+        prealloc = self._prealloc(specs)
+        cuda = self.device.type == "cuda"
+        if cuda:
+            torch.cuda.synchronize(self.device)
+        begin = torch.cuda.Event(enable_timing=True) if cuda else None
+        end = torch.cuda.Event(enable_timing=True) if cuda else None
+        profiler = None
+        if message.get("profile") and cuda:
+            from torch.profiler import ProfilerActivity, profile
+
+            profiler = profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU])
+            profiler.__enter__()
+        started = PERF_COUNTER()
+        ended: list[float] = []
+
+        def stop() -> None:
+            if end is not None:
+                end.record()
+            ended.append(PERF_COUNTER())
+
+        try:
+            if self.flush is not None:
+                self.flush.zero_()  # queued: evicts L2 while the host launches the call
+            if begin is not None:
+                begin.record()
+            if message.get("null"):  # the same sequence around nothing: the checker's calibration
+                result, record = self.guard.call(lambda: None, after=stop, require_launch=False)
+            elif message.get("replay"):
+                self.graphs[slot].replay()
+                stop()
+                result, record = self.graph_outputs[slot], CallRecord(0, [], [])
+            else:
+                result, record = self.guard.call(self._run(), **args, **prealloc, after=stop)
+            if cuda:
+                torch.cuda.synchronize()
+        except BaseException as exc:  # noqa: BLE001 - the solution's failure, reported
+            if profiler is not None:
+                profiler.__exit__(None, None, None)
+            status, text = describe_exception(exc, self.solution_file)
+            self.last = None
+            self.channel.send({"ok": False, "status": status, "message": text, "error_type": type(exc).__name__})
+            return
+        host_ms = (PERF_COUNTER() - started) * 1e3
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+            record.violations.extend(foreign_kernels(profiler, record))
+        ms = begin.elapsed_time(end) if begin is not None and end is not None else (ended[0] - started) * 1e3
+        outputs = [] if message.get("null") else self._outputs(result, specs, prealloc)
+        self.last = (slot, outputs)
+        plain = [o for o in outputs if type(o) is torch.Tensor]  # noqa: E721
+        if message.get("keep"):
+            self.kept.extend((o, o.clone()) for o in plain)
+        mutated = [
+            name for name, original in self.pristine.get(slot, {}).items()
+            if name not in self.state_names and not message.get("null") and not _same_bits(args[name], original)
+        ]
+        self.channel.send({
+            "ok": True, "ms": ms, "host_ms": host_ms, "launches": record.launches,
+            "launch_names": sorted(set(record.launch_names)), "violations": [v.model_dump() for v in record.violations],
+            "outputs": [self._describe(out, args) for out in outputs], "mutated": mutated,
+        })
+
+    def _outputs(self, result: Any, specs: list[dict[str, Any]], prealloc: dict[str, torch.Tensor]) -> list[Any]:
+        returned = [s for s in specs if s["mode"] == "return"]
+        if len(returned) == 1:
+            values = [result]
+        elif not returned:
+            values = []
+        elif isinstance(result, (tuple, list)) and len(result) == len(returned):
+            values = list(result)
+        else:
+            return [result]  # the count is wrong: described as such
+        return [values.pop(0) if s["mode"] == "return" else prealloc[s["name"]] for s in specs]
+
+    def _describe(self, out: Any, args: dict[str, Any]) -> dict[str, Any]:
+        if type(out) is not torch.Tensor:  # noqa: E721 - subclasses are refused, exactly
+            kind = "tensor subclass" if isinstance(out, torch.Tensor) else type(out).__name__
+            return {"kind": kind}
+        aliases = [n for n, t in args.items() if isinstance(t, torch.Tensor) and _overlaps(out, t)]
+        return {
+            "kind": "tensor", "shape": list(out.shape), "dtype": str(out.dtype).removeprefix("torch."),
+            "device": out.device.type, "contiguous": out.is_contiguous(), "aliases": aliases,
+        }
+
+    def _state_after(self, slot: int) -> list[torch.Tensor]:
+        return [self.slots[slot][n] for n in sorted(self.state_names)]
+
+    def fetch(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """The last call's outputs and state inputs (sorted by name), as plain tensors."""
+        if self.last is None:
+            self.channel.send({"ok": False, "message": "no call to fetch"})
+            return
+        slot, outputs = self.last
+        tensors = [o for o in outputs if type(o) is torch.Tensor]  # noqa: E721
+        if len(tensors) != len(outputs):
+            self.channel.send({"ok": False, "message": "an output is not a plain tensor"})
+            return
+        self.channel.send({"ok": True}, tensors + self._state_after(slot))
+
+    def sample(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """Keep the last call's outputs (and state) as sampled timed call number `index`, for later."""
+        if self.last is None:
+            self.channel.send({"ok": False, "message": "no call to sample"})
+            return
+        slot, outputs = self.last
+        self.samples[int(message["index"])] = (outputs, [t.clone() for t in self._state_after(slot)])
+        self.channel.send({"ok": True})
+
+    def fetch_sample(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        outputs, state = self.samples.pop(int(message["index"]))
+        tensors = [o for o in outputs if type(o) is torch.Tensor]  # noqa: E721
+        if len(tensors) != len(outputs):
+            self.channel.send({"ok": False, "message": "an output is not a plain tensor"})
+            return
+        self.channel.send({"ok": True}, tensors + state)
+
+    def recheck(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """How many kept outputs changed since their calls returned (recycled output buffers)."""
+        changed = sum(not _same_bits(out, copy) for out, copy in self.kept)
+        self.channel.send({"ok": True, "changed": changed, "kept": len(self.kept)})
+
+    def release(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        self.kept.clear()
+        self.last = None
+        self.slots.clear()
+        self.pristine.clear()
+        self.samples.clear()
+        self.graphs.clear()
+        self.graph_outputs.clear()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        self.channel.send({"ok": True})
+
+    def capture(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """CUDA-graph capture of one call per slot (timing mode `graph`), run under the guard."""
+        assert self.guard is not None
+        violations: list[Violation] = []
+        specs: list[dict[str, Any]] = message["outputs"]
+        try:
+            for slot in message["slots"]:
+                prealloc = self._prealloc(specs)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    result, record = self.guard.call(self._run(), **self.slots[int(slot)], **prealloc)
+                violations += record.violations
+                self.graphs[int(slot)] = graph
+                self.graph_outputs[int(slot)] = self._outputs(result, specs, prealloc)
+            torch.cuda.synchronize()
+        except BaseException as exc:  # noqa: BLE001
+            status, text = describe_exception(exc, self.solution_file)
+            self.channel.send({"ok": False, "status": status, "message": "graph capture failed: " + text})
+            return
+        self.channel.send({"ok": True, "violations": [v.model_dump() for v in violations]})
+
+
+def foreign_kernels(profiler: Any, record: CallRecord) -> list[Violation]:
+    """GPU kernels of a profiled call that are neither its Triton launches nor issued by an allowed op.
+
+    A kernel is attributed to the outermost aten op on the CPU side that launched it; kernels of the
+    allocation and glue ops the policy allows (zeros, zero_, contiguous, clone) are allowed.
+    """
+    from workbench.harness.guard import ALLOWED_OPS
+
+    launched = set(record.launch_names)
+    allowed_by_op: set[str] = set()
+    attributed: set[str] = set()
+    events = profiler.events()
+    for event in events:
+        kernels = getattr(event, "kernels", None) or []
+        if not kernels:
+            continue
+        outermost = None
+        node = event
+        while node is not None:
+            if str(node.name).startswith("aten::"):
+                outermost = node.name
+            node = getattr(node, "cpu_parent", None)
+        for kernel in kernels:
+            attributed.add(kernel.name)
+            if outermost is not None and outermost.removeprefix("aten::") in ALLOWED_OPS:
+                allowed_by_op.add(kernel.name)
+    foreign = set()
+    for event in events:
+        if not str(getattr(event, "device_type", "")).endswith("CUDA"):
+            continue
+        name = event.name
+        if any(name.startswith(n) for n in launched) or name in allowed_by_op:
+            continue
+        if name.startswith(("Memset", "Memcpy", "[memory]")):
+            continue
+        foreign.add(name)
+    if not foreign:
+        return []
+    names = ", ".join(sorted(foreign)[:3])
+    return [Violation(rule="non_triton_kernel", detail=f"the GPU ran kernels that are not the call's Triton launches: {names}")]
+
+
+def main(argv: list[str]) -> int:
+    channel = Channel.from_fd(int(argv[1]))
+    try:
+        Host(channel).serve()
+    finally:
+        channel.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,214 @@
+"""The channel between the trusted checker and the untrusted solution process.
+
+One `socket.socketpair(AF_UNIX, SOCK_SEQPACKET)`: each message is one JSON object (message boundaries
+are kept by the socket type). Tensors travel through a staging arena per direction: a memory file
+(memfd) the sender owns, passed once with SCM_RIGHTS (and again when it grows), mapped by both sides and,
+where a GPU copies it, page-locked once (cudaHostRegister) so copies run by DMA at full speed. The message
+names each tensor's dtype, shape and offset. Only plain bytes cross: the sender copies each tensor into
+its arena, the receiver copies the bytes into memory of its own (on its device) before it answers, so
+what the other side does to the arena afterwards changes nothing, and nothing but a plain tensor of the
+stated dtype and shape can come out. No file path, seed or Python object crosses.
+
+The protocol is strictly request-reply, so a sender never rewrites its arena while the other side is
+still reading it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import mmap
+import os
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+MAX_MESSAGE = 1 << 20  # bytes of JSON in one message
+MAX_TENSORS = 64  # tensors in one message
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # map the sender's pages at once (Linux)
+DTYPES: dict[str, torch.dtype] = {
+    str(d).removeprefix("torch."): d
+    for d in (
+        torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2,
+        torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
+    )
+}
+
+
+class ChannelClosed(Exception):
+    """The other side closed the channel (it exited or crashed)."""
+
+
+class ChannelTimeout(Exception):
+    """No message arrived before the deadline."""
+
+
+class ProtocolError(Exception):
+    """A message that does not follow the protocol (malformed JSON, bad tensor description)."""
+
+
+PIN_MIN_BYTES = 8 << 20  # arenas smaller than this are not worth page-locking
+ALIGN = 4096
+
+
+class _Mapping:
+    """One mapping of an arena's memfd, page-locked on first use by a GPU copy."""
+
+    def __init__(self, fd: int, size: int, owner: bool) -> None:
+        self.fd, self.size, self.owner = fd, size, owner
+        self.map = mmap.mmap(fd, size, flags=mmap.MAP_SHARED | (0 if owner else _POPULATE))
+        self.anchor: ctypes.c_char | None = None
+        self.pinned = False
+
+    def pin(self) -> None:
+        if self.pinned or self.size < PIN_MIN_BYTES or not torch.cuda.is_available():
+            return
+        self.anchor = ctypes.c_char.from_buffer(self.map)
+        self.pinned = int(torch.cuda.cudart().cudaHostRegister(ctypes.addressof(self.anchor), self.size, 0)) == 0
+        if not self.pinned:  # best effort: the copies still run, only slower
+            self.anchor = None
+
+    def view(self, offset: int, nbytes: int) -> torch.Tensor:
+        return torch.frombuffer(self.map, dtype=torch.uint8, count=nbytes, offset=offset)
+
+    def close(self) -> None:
+        if self.pinned and self.anchor is not None:
+            torch.cuda.cudart().cudaHostUnregister(ctypes.addressof(self.anchor))
+        self.anchor = None
+        self.pinned = False
+        self.map.close()
+        os.close(self.fd)
+
+
+def _layout(tensors: Sequence[torch.Tensor]) -> tuple[list[int], int]:
+    offsets, total = [], 0
+    for t in tensors:
+        offsets.append(total)
+        total += -(-(t.numel() * t.element_size()) // ALIGN) * ALIGN
+    return offsets, total
+
+
+class Channel:
+    """Messages with tensors over one end of a SOCK_SEQPACKET socketpair."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.outgoing: _Mapping | None = None  # our arena
+        self.incoming: _Mapping | None = None  # the other side's arena, as mapped here
+
+    @staticmethod
+    def pair() -> tuple[Channel, socket.socket]:
+        """A channel for this side and the other end's socket (to pass to the child process)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        return Channel(ours), theirs
+
+    @staticmethod
+    def from_fd(fd: int) -> Channel:
+        return Channel(socket.socket(fileno=fd))
+
+    def _arena(self, total: int) -> int | None:
+        """Make our arena at least `total` bytes; the fd to send when it is new."""
+        if self.outgoing is not None and self.outgoing.size >= total:
+            return None
+        size = max(total, 2 * (self.outgoing.size if self.outgoing else 0), ALIGN)
+        if self.outgoing is not None:
+            self.outgoing.close()
+        fd = os.memfd_create("d2k-arena", os.MFD_CLOEXEC)
+        os.ftruncate(fd, size)
+        self.outgoing = _Mapping(fd, size, owner=True)
+        return fd
+
+    def send(self, message: dict[str, Any], tensors: Sequence[torch.Tensor] = ()) -> None:
+        if len(tensors) > MAX_TENSORS:
+            raise ProtocolError(f"{len(tensors)} tensors in one message (at most {MAX_TENSORS})")
+        datas = [t.detach() if t.is_contiguous() else t.detach().contiguous() for t in tensors]
+        offsets, total = _layout(datas)
+        new_fd = self._arena(total) if datas else None
+        metas = []
+        for data, offset in zip(datas, offsets, strict=True):
+            nbytes = data.numel() * data.element_size()
+            if nbytes:
+                assert self.outgoing is not None
+                if data.device.type == "cuda":
+                    self.outgoing.pin()
+                self.outgoing.view(offset, nbytes).copy_(data.reshape(-1).view(torch.uint8))
+            metas.append({"dtype": str(data.dtype).removeprefix("torch."), "shape": list(data.shape),
+                          "nbytes": nbytes, "offset": offset})
+        payload = json.dumps({**message, "tensors": metas, "arena": self.outgoing.size if new_fd else None}).encode()
+        if len(payload) > MAX_MESSAGE:
+            raise ProtocolError(f"message of {len(payload)} bytes (at most {MAX_MESSAGE})")
+        try:
+            socket.send_fds(self.sock, [payload], [new_fd] if new_fd is not None else [])
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise ChannelClosed(str(exc)) from exc
+
+    def recv(
+        self, timeout: float | None = None, device: torch.device | str = "cpu"
+    ) -> tuple[dict[str, Any], list[torch.Tensor]]:
+        """The next message and its tensors (private copies on `device`). Raises ChannelClosed / ChannelTimeout."""
+        self.sock.settimeout(timeout)
+        try:
+            data, fds, flags, _ = socket.recv_fds(self.sock, MAX_MESSAGE, 1)
+        except TimeoutError as exc:
+            raise ChannelTimeout(f"no answer within {timeout:g} s") from exc
+        except (ConnectionResetError, OSError) as exc:
+            raise ChannelClosed(str(exc)) from exc
+        finally:
+            self.sock.settimeout(None)
+        if not data and not fds:
+            raise ChannelClosed("the other side closed the channel")
+        try:
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                raise ProtocolError("message or descriptors truncated")
+            try:
+                message = json.loads(data)
+            except ValueError as exc:
+                raise ProtocolError(f"malformed message: {exc}") from exc
+            if not isinstance(message, dict):
+                raise ProtocolError("a message must be a JSON object")
+            metas = message.pop("tensors", [])
+            size = message.pop("arena", None)
+            if not isinstance(metas, list) or len(metas) > MAX_TENSORS:
+                raise ProtocolError(f"bad tensor list {metas!r}"[:200])
+            if fds:
+                if not isinstance(size, int) or size <= 0 or os.fstat(fds[0]).st_size < size:
+                    raise ProtocolError("an arena whose size does not match its file")
+                if self.incoming is not None:
+                    self.incoming.close()
+                self.incoming = _Mapping(fds.pop(), size, owner=False)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return message, [self._tensor(meta, torch.device(device)) for meta in metas]
+
+    def _tensor(self, meta: Any, device: torch.device) -> torch.Tensor:
+        try:
+            dtype = DTYPES[meta["dtype"]]
+            shape = [int(d) for d in meta["shape"]]
+            offset = int(meta["offset"])
+            if any(d < 0 for d in shape) or offset < 0:
+                raise ProtocolError(f"negative dimension or offset in {meta!r}")
+            numel = 1
+            for d in shape:
+                numel *= d
+            nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"bad tensor description {meta!r}: {exc}") from exc
+        if nbytes != meta.get("nbytes") or (nbytes and (self.incoming is None or offset + nbytes > self.incoming.size)):
+            raise ProtocolError(f"tensor {meta!r} does not fit the arena")
+        out = torch.empty(shape, dtype=dtype, device=device)
+        if nbytes:
+            assert self.incoming is not None
+            if device.type == "cuda":
+                self.incoming.pin()
+            out.view(-1).view(torch.uint8).copy_(self.incoming.view(offset, nbytes))
+        return out
+
+    def close(self) -> None:
+        for mapping in (self.outgoing, self.incoming):
+            if mapping is not None:
+                mapping.close()
+        self.outgoing = self.incoming = None
+        self.sock.close()
