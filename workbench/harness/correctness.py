@@ -220,6 +220,8 @@ class WorkloadChecker:
                 raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
         self.stats.trials += 1
         del oracle, oracle_state, reference
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()  # the solution process shares the device: leave it the memory
 
     def _record(self, max_abs: float, rel: float, bound: float | None) -> None:
         self.stats.max_abs_err = max(self.stats.max_abs_err, max_abs)
