@@ -6,6 +6,7 @@ To stay fast, the sessions use a scratch copy of the Muon task whose only smoke 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -133,7 +134,7 @@ SCRIPT = textwrap.dedent('''
     assert os.environ["D2K_BRIEF"].startswith("# Task muon_orthogonalize")
     assert pathlib.Path(os.environ["D2K_BRIEF_FILE"]).read_text() == os.environ["D2K_BRIEF"]
     assert pathlib.Path(os.environ["D2K_TASK"], "reference.py").is_file()
-    solution, log = pathlib.Path(os.environ["D2K_SOLUTION"]), pathlib.Path(os.environ["D2K_EVENTS"])
+    solution, log = pathlib.Path(os.environ["D2K_SOLUTION"]), pathlib.Path(os.environ["D2K_RESULTS"])
     variants = ["def run(G, steps):\\n    raise ValueError('first')\\n",
                 "def run(G, steps:\\n",
                 "import torch\\ndef run(G, steps):\\n    return torch.zeros_like(G)\\n"]
@@ -147,10 +148,14 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
+def inline(script: str) -> str:
+    """A shell command running a Python script given inline (the sandbox hides the test's files)."""
+    encoded = base64.b64encode(script.encode()).decode()
+    return f"{sys.executable} -c \"import base64; exec(base64.b64decode('{encoded}'))\""
+
+
 def test_command_driver_commits_and_evaluates_three_revisions(env: dict[str, str], tmp_path: Path) -> None:
-    script = tmp_path / "agent.py"
-    script.write_text(SCRIPT)
-    session = new_session(env, "--driver", "command", "--command", f"{sys.executable} {script}")
+    session = new_session(env, "--driver", "command", "--command", inline(SCRIPT))
     result = cli(env, "session", "run", session["id"])
     assert result.returncode == 1, result.stderr  # nothing passed
     state = assert_consistent(events(session))
@@ -210,3 +215,69 @@ def test_kill_9_mid_evaluation_then_resume(env: dict[str, str]) -> None:
     assert state.revisions[3].status == "compile_error" and state.revisions[4].status not in (None, "passed")
     assert [c.sha for c in repo.history()] == [r.sha for r in state.ordered()]
     assert state.submission is not None and state.submission.rev == 2
+
+
+PROBE = textwrap.dedent('''
+    import os, pathlib
+    def attempt(label, action):
+        try:
+            action()
+            print(f"{label}: allowed", flush=True)
+        except OSError:
+            print(f"{label}: denied", flush=True)
+    workspace = pathlib.Path(os.environ["D2K_SOLUTION"]).parent
+    attempt("read the expert", lambda: pathlib.Path(EXPERT).read_bytes())
+    attempt("read the task copy's expert", lambda: pathlib.Path(TASK_EXPERT).read_bytes())
+    attempt("read the log", lambda: pathlib.Path(LOG).read_bytes())
+    attempt("write the log", lambda: open(LOG, "a").write("{}"))
+    attempt("write outside", lambda: pathlib.Path(OUTSIDE).write_text("x"))
+    attempt("write the workspace", lambda: (workspace / "notes.txt").write_text("x"))
+    attempt("read the results", lambda: pathlib.Path(os.environ["D2K_RESULTS"]).read_bytes())
+    key = os.environ["OPENAI_API_KEY"]
+    print("my key is", key, flush=True)
+    (workspace / ".env").write_text("OPENAI_API_KEY=" + key)
+    (workspace / "solution.py").write_text("KEY = " + repr(key) + "\\ndef run(G, steps):\\n    return G\\n")
+''')
+PLANTED = "sk-planted-0123456789abcdef"
+
+
+def test_a_sandboxed_command_sees_only_its_workspace_and_leaks_no_key(
+    env: dict[str, str], tmp_path: Path, tiny_tasks: Path
+) -> None:
+    from workbench.harness import sandbox
+
+    if sandbox.status("cpu").kind != "bubblewrap":
+        pytest.skip(f"the command sandbox cannot start here: {sandbox.status('cpu').detail}")
+    env = {**env, "OPENAI_API_KEY": PLANTED}
+    outside = Path("/etc/d2k-test-escape.txt")  # read-only in the sandbox wherever the clone lives
+    session = new_session(env, "--driver", "command", "--command", "true")
+    log = Path(session["dir"]) / "events.jsonl"
+    script = (PROBE.replace("TASK_EXPERT", repr(str(tiny_tasks / "muon_orthogonalize" / "expert.py")))
+              .replace("EXPERT", repr(str(REPO / "tasks" / "muon_orthogonalize" / "expert.py")))
+              .replace("LOG", repr(str(log))).replace("OUTSIDE", repr(str(outside))))
+    toml = Path(session["dir"]) / "session.toml"
+    toml.write_text(toml.read_text().replace('command = "true"', f"command = {json.dumps(inline(script))}"))
+    result = cli(env, "session", "run", session["id"])
+    assert result.returncode == 1, result.stderr
+    state = assert_consistent(events(session))
+    said = {o.text for o in state.driver_output}
+    for line in ("read the expert: denied", "read the task copy's expert: denied", "read the log: denied",
+                 "write the log: denied", "write outside: denied", "write the workspace: allowed",
+                 "read the results: allowed"):
+        assert line in said, said
+    assert not outside.exists()
+    assert "my key is [redacted OPENAI_API_KEY]" in said
+    assert any(e.type == "error" and "revision refused" in e.message and "OPENAI_API_KEY" in e.message for e in state.errors)
+    stored = log.read_bytes() + (Path(session["dir"]) / "results.jsonl").read_bytes()
+    history = subprocess.run(["git", "log", "-p", "--all"], cwd=session["workspace"], capture_output=True, text=True)
+    assert PLANTED.encode() not in stored and PLANTED not in history.stdout
+    assert [r.author for r in state.ordered()] == ["template"]
+
+
+def test_command_driver_without_a_sandbox_needs_unsandboxed(env: dict[str, str]) -> None:
+    env = {**env, "D2K_SANDBOX": "off"}
+    refused = cli(env, "session", "new", "muon_orthogonalize", "--device", "cpu", "--driver", "command", "--command", "true")
+    assert refused.returncode == 2
+    assert "--unsandboxed" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    session = new_session(env, "--driver", "command", "--command", "true", "--unsandboxed")
+    assert "unsandboxed = true" in (Path(session["dir"]) / "session.toml").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,6 +10,9 @@ from workbench.catalog.errors import CatalogError
 from workbench.catalog.guidance import Guidance, Rubric
 from workbench.catalog.loader import load_guidance, load_rubric, load_task
 from workbench.catalog.task import Task
+
+
+TASK_ID = re.compile(r"[A-Za-z0-9_]{1,100}")  # a folder name under the tasks root, never a path
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,8 @@ class Catalog:
         return sorted(p.name for p in self.tasks_dir.iterdir() if (p / "task.toml").is_file())
 
     def task(self, task_id: str) -> Task:
+        if not TASK_ID.fullmatch(task_id):
+            raise CatalogError(self.tasks_dir, f"{task_id!r} is not a task id (letters, digits and _ only)")
         task_dir = self.tasks_dir / task_id
         if not (task_dir / "task.toml").is_file():
             known = ", ".join(self.task_ids()) or "none"
@@ -33,6 +39,8 @@ class Catalog:
 
     def guidance(self, task_id: str) -> Guidance | None:
         """The task's guidance, or None when the task ships none."""
+        if not TASK_ID.fullmatch(task_id):
+            raise CatalogError(self.guidance_dir, f"{task_id!r} is not a task id (letters, digits and _ only)")
         folder = self.guidance_dir / task_id
         if not (folder / "guidance.toml").is_file():
             return None
@@ -42,6 +50,8 @@ class Catalog:
         return guidance
 
     def rubric(self, task_id: str) -> Rubric | None:
+        if not TASK_ID.fullmatch(task_id):
+            raise CatalogError(self.guidance_dir, f"{task_id!r} is not a task id (letters, digits and _ only)")
         guidance = self.guidance(task_id)
         folder = self.guidance_dir / task_id
         if guidance is None or not (folder / "rubric.toml").is_file():

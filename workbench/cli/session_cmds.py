@@ -97,6 +97,8 @@ def new_cmd(
     device: DeviceOpt = "auto",
     workload: WorkloadOpt = None,
     eval_timeout: Annotated[float | None, typer.Option("--eval-timeout", help="Seconds per evaluation.")] = None,
+    unsandboxed: Annotated[bool, typer.Option(
+        "--unsandboxed", help="Command driver: run the command without the sandbox (recorded in session.toml).")] = False,
     as_json: JsonOpt = False,
     sessions_dir: SessionsDir = None,
     tasks_dir: TasksDir = None,
@@ -114,7 +116,7 @@ def new_cmd(
         ref = create_session(
             store, catalog(tasks_dir, guidance_dir), task_id, guidance=parse_config(guidance), driver=driver,
             command=command, from_session=from_session, device=_device(device), workloads=workload or None,
-            eval_timeout_s=eval_timeout,
+            eval_timeout_s=eval_timeout, unsandboxed=unsandboxed,
         )
     if as_json:
         write_stdout(json.dumps({"id": ref.id, "dir": str(ref.dir), "workspace": str(ref.workspace)}) + "\n")

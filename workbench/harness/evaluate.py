@@ -14,16 +14,19 @@ import os
 import re
 import resource
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from workbench import paths
 from workbench.catalog.task import Task
+from workbench.harness import policy_static
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
 from workbench.harness.remote import die_with_parent
 from workbench.harness.report import EvalReport, WorkloadResult
@@ -55,8 +58,15 @@ def default_workloads(task: Task, device: str) -> list[str]:
     return [w.name for w in group]
 
 
+# The checker's environment is an allow-list: what Python, CUDA, Triton and the sandbox need.
+PASSED_ENV = re.compile(
+    r"^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TMPDIR|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV|LD_LIBRARY_PATH"
+    r"|LC_\w+|CUDA_\w+|NVIDIA_\w+|TRITON_\w+|TORCH_\w+|OMP_NUM_THREADS|MKL_NUM_THREADS|D2K_BWRAP|D2K_SANDBOX)$"
+)
+
+
 def worker_env(device: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)}
+    env = {k: v for k, v in os.environ.items() if PASSED_ENV.match(k) and not SECRET_ENV.search(k)}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(paths.REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     if device == "cpu":
@@ -76,6 +86,24 @@ def _limit_cpu_memory() -> None:  # runs in the child before exec
 def _prepare_gpu_child() -> None:  # runs in the child before exec
     die_with_parent()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+SCRATCH_PREFIX = "d2k-eval-"
+
+
+def remove_stale_scratch() -> None:
+    """Remove scratch folders of evaluations whose process is gone (a killed runner leaves them)."""
+    root = Path(tempfile.gettempdir())
+    for folder in root.glob(f"{SCRATCH_PREFIX}*"):
+        owner = folder.name[len(SCRATCH_PREFIX):].split("-")[0]
+        if not owner.isdigit():
+            continue
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            continue  # another user's process is alive
 
 
 def hidden_paths(task: Task, extra: list[Path] | None = None) -> list[str]:
@@ -116,7 +144,12 @@ def evaluate(
     for name in names:
         task.workload(name)  # KeyError naming the known workloads
     timeout = timeout_s or DEFAULT_TIMEOUT_S["cpu" if device == "cpu" else "cuda"]
-    with tempfile.TemporaryDirectory(prefix="d2k-eval-") as scratch:
+    if static_policy:
+        refused = _static_refusal(task, solution, device)
+        if refused is not None:
+            return refused
+    remove_stale_scratch()
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         request = EvalRequest(
             task_dir=str(task.dir.resolve()), solution=str(solution), device=device, workloads=names,
             secret=secrets.randbits(62), timing=timing, timeout_s=timeout,
@@ -160,6 +193,23 @@ def evaluate(
             reader.join(timeout=5)
         partial = results[-1] if results else None
         return _collect(task, solution, device, names, partial, process.returncode, timed_out, timeout, tail)
+
+
+def _static_refusal(task: Task, solution: Path, device: str) -> EvalReport | None:
+    """The static policy, read here first: a refused source needs no process at all (the checker reads
+    it again before it starts the solution process)."""
+    started = time.perf_counter()
+    try:
+        found = policy_static.check_source(solution.read_text(encoding="utf-8", errors="replace"), str(solution))
+    except SyntaxError:
+        return None  # the checker reports it with its line
+    if not found:
+        return None
+    report = EvalReport(task=task.id, solution=str(solution), device=device, status="policy_violation",
+                        message=found[0].describe(), violations=found,
+                        sandbox="not started: the static policy refused the source")
+    report.duration_s = time.perf_counter() - started
+    return report
 
 
 def _read_results(fd: int, results: list[WorkerResult]) -> None:

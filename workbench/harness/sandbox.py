@@ -295,7 +295,8 @@ def _env_args(env: Mapping[str, str]) -> list[str]:
 
 
 def wrap(argv: list[str], *, device: str, env: dict[str, str], readable: Sequence[Path] = (),
-         hidden: Sequence[Path] = (), writable: Sequence[Path] = ()) -> tuple[list[str], SandboxInfo]:
+         hidden: Sequence[Path] = (), writable: Sequence[Path] = (), network: bool = False,
+         chdir: Path | None = None) -> tuple[list[str], SandboxInfo]:
     """The command line that runs `argv` sandboxed with exactly the environment `env`, and how.
 
     Returns (bwrap + flags + "--" + argv, kind "bubblewrap"), or (argv unchanged, kind "none") when
@@ -305,7 +306,8 @@ def wrap(argv: list[str], *, device: str, env: dict[str, str], readable: Sequenc
     read-write; symlinks are resolved, and paths that do not exist or would undo the fixed mounts
     (/, or /tmp, /dev, /proc or a folder above them) are skipped. Start the returned command
     with `launcher_env()` as its environment; descriptors passed to it (subprocess's pass_fds) reach
-    argv's process with the same numbers.
+    argv's process with the same numbers. `network=True` keeps the host's network (a coding agent
+    calls its model's API); `chdir` is the working directory inside (default /tmp).
     """
     info = status(device)
     if info.kind == "none":
@@ -313,7 +315,9 @@ def wrap(argv: list[str], *, device: str, env: dict[str, str], readable: Sequenc
     bwrap = find_bwrap()
     assert bwrap is not None
     mounts = _mount_args(hidden, readable, writable)
-    command = [str(bwrap), *_base_args(_is_gpu(device)), *mounts, *NAMESPACE_ARGS, *_env_args(env),
-               "--chdir", "/tmp", "--", *argv]
+    namespaces = [a for a in NAMESPACE_ARGS if not (network and a == "--unshare-net")]
+    command = [str(bwrap), *_base_args(_is_gpu(device)), *mounts, *namespaces, *_env_args(env),
+               "--chdir", str(chdir or "/tmp"), "--", *argv]
     masked = sum(1 for k, flag in enumerate(mounts) if flag == "--tmpfs" or mounts[k:k + 2] == ["--ro-bind", "/dev/null"])
-    return command, SandboxInfo(info.kind, f"{info.detail}, {masked} host paths hidden" if masked else info.detail)
+    detail = info.detail.replace("no network, ", "network, ") if network else info.detail
+    return command, SandboxInfo(info.kind, f"{detail}, {masked} host paths hidden" if masked else detail)

@@ -39,6 +39,7 @@ class SessionConfig(BaseModel):
     guidance: GuidanceConfig = "none"
     driver: DriverName
     command: str | None = None  # command driver: the shell command run in the workspace
+    unsandboxed: bool = False  # command driver: run without the sandbox (asked for explicitly)
     from_session: str | None = None  # replay driver: the recorded session's id
     device: str  # cpu, cuda or cuda:N (never "auto": resolved when the session is created)
     workloads: list[str] | None = None  # None: the harness default (smoke workloads on cpu, all on a GPU)

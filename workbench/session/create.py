@@ -64,6 +64,7 @@ def create_session(
     device: str = "cpu",
     workloads: list[str] | None = None,
     eval_timeout_s: float | None = None,
+    unsandboxed: bool = False,
     now: datetime | None = None,
 ) -> SessionRef:
     """Validate the request, then write sessions/<id>/ (session.toml, workspace/). ValueError for bad input."""
@@ -73,6 +74,15 @@ def create_session(
         raise ValueError("--driver command needs --command CMD (the shell command to run in the workspace)")
     if driver != "command" and command:
         raise ValueError("--command is only for --driver command")
+    if driver != "command" and unsandboxed:
+        raise ValueError("--unsandboxed is only for --driver command")
+    if driver == "command" and not unsandboxed:
+        from workbench.harness import sandbox
+
+        info = sandbox.status(device)
+        if info.kind == "none":
+            raise ValueError(f"the command driver's sandbox cannot start here ({info.detail}); pass --unsandboxed "
+                             "to run the command without one (recorded in session.toml)")
     if driver == "replay" and not from_session:
         raise ValueError("--driver replay needs --from SESSION (the recorded session to replay)")
     if driver != "replay" and from_session:
@@ -95,7 +105,7 @@ def create_session(
     config = SessionConfig(
         id=new_session_id(task.id, created), task=task.id, guidance=guidance, driver=driver,  # type: ignore[arg-type]
         command=command, from_session=from_session, device=device, workloads=workloads or None,
-        eval_timeout_s=eval_timeout_s, created=created, versions=collect_versions(),
+        eval_timeout_s=eval_timeout_s, created=created, versions=collect_versions(), unsandboxed=unsandboxed,
     )
     session_dir = store.root / config.id
     session_dir.mkdir(parents=True, exist_ok=False)

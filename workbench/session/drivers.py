@@ -13,16 +13,19 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from workbench.session.config import SessionConfig
 from workbench.session.events import DriverOutput, Event
 from workbench.session.layout import BRIEF_NAME
 from workbench.session.state import SessionState
 from workbench.session.store import SessionStore
+
+if TYPE_CHECKING:
+    from workbench.harness.sandbox import SandboxInfo
 
 MAX_OUTPUT_LINE = 4000  # characters of one driver_output line kept in the log
 NOT_REPLAYED = ("task/", BRIEF_NAME, ".gitignore")  # each session writes its own copies of these
@@ -97,6 +100,12 @@ class HumanDriver:
         return DriverResult("stopped")
 
 
+def _resolver_files() -> list[Path]:
+    """Where /etc/resolv.conf really is (under /run on some systems, which the sandbox hides)."""
+    resolv = Path("/etc/resolv.conf")
+    return [resolv.resolve()] if resolv.exists() else []
+
+
 def _die_with_parent() -> None:  # runs in the child before exec: SIGKILL it when the runner dies
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
@@ -104,14 +113,25 @@ def _die_with_parent() -> None:  # runs in the child before exec: SIGKILL it whe
         pass
 
 
+RESULTS_NAME = "results.jsonl"  # in the session folder: the evaluation events, for the agent to read
+
+
 class CommandDriver:
-    """Runs a shell command in the workspace (any coding-agent CLI, a script) and logs its output."""
+    """Runs a shell command in the workspace (any coding-agent CLI, a script) and logs its output.
+
+    Unless the session is `unsandboxed`, the command runs in bubblewrap: the workspace writable, the
+    evaluation results (results.jsonl, written by the runner) readable, the network kept (agents call
+    their model's API), and the rest of the repository, the sessions root (the log included), the tasks
+    and the guidance invisible; its whole process tree dies with the runner.
+    """
 
     name = "command"
 
-    def __init__(self, command: str, kill_grace_s: float = 5.0) -> None:
+    def __init__(self, command: str, kill_grace_s: float = 5.0, hidden: Sequence[Path] = ()) -> None:
         self.command = command
         self.kill_grace_s = kill_grace_s
+        self.hidden = list(hidden)
+        self.sandbox: SandboxInfo | None = None
 
     def environment(self, ctx: DriverContext) -> dict[str, str]:
         """The command's environment: the runner's plus the brief and the session's paths."""
@@ -122,19 +142,38 @@ class CommandDriver:
             "D2K_TASK": str(ctx.workspace / "task"),
             "D2K_SOLUTION": str(ctx.workspace / ctx.config.solution),
             "D2K_SESSION_ID": ctx.config.id,
-            "D2K_SESSION_DIR": str(ctx.session_dir),
-            "D2K_EVENTS": str(ctx.session_dir / "events.jsonl"),
+            "D2K_RESULTS": str(ctx.session_dir / RESULTS_NAME),
             "D2K_DEVICE": ctx.config.device,
         }
+
+    def command_line(self, ctx: DriverContext) -> tuple[list[str], dict[str, str], SandboxInfo]:
+        """The process to start, its environment, and how it is confined."""
+        from workbench.harness import sandbox
+
+        shell = shutil.which("bash") or "/bin/sh"
+        argv, env = [shell, "-c", self.command], self.environment(ctx)
+        if ctx.config.unsandboxed:
+            return argv, env, sandbox.SandboxInfo("none", "unsandboxed: asked for with --unsandboxed")
+        home = Path.home().resolve()
+        hidden = [p for p in sandbox.default_hidden([ctx.session_dir.parent, *self.hidden]) if Path(p).resolve() != home]
+        readable = [ctx.session_dir / RESULTS_NAME, *_resolver_files()]
+        command, info = sandbox.wrap(argv, device=ctx.config.device, env=env, hidden=hidden, readable=readable,
+                                     writable=[ctx.workspace], network=True, chdir=ctx.workspace)
+        if info.kind == "none":
+            raise RuntimeError(f"the command's sandbox cannot start ({info.detail}); create the session with "
+                               "--unsandboxed to run it without one")
+        return command, sandbox.launcher_env(), info
 
     def run(self, ctx: DriverContext) -> DriverResult:
         done = ctx.state().driver_finished
         if done is not None:  # a resumed session whose command had already exited: do not start it again
             return DriverResult(f"the command had already exited ({done.reason})", done.exit_code)
+        (ctx.session_dir / RESULTS_NAME).touch()
+        argv, env, self.sandbox = self.command_line(ctx)
         process = subprocess.Popen(
-            self.command, shell=True, executable=shutil.which("bash") or "/bin/sh", cwd=ctx.workspace,
-            env=self.environment(ctx), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, preexec_fn=_die_with_parent, text=True, errors="replace", bufsize=1,
+            argv, cwd=ctx.workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_die_with_parent, text=True,
+            errors="replace", bufsize=1,
         )
         readers = [
             threading.Thread(target=self._pump, args=(stream, name, ctx), daemon=True)

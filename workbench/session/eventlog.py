@@ -6,6 +6,7 @@ import fcntl
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -13,6 +14,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from workbench.session.events import EVENT_ADAPTER, Event
+from workbench.session.secrets import redact, secret_values
 
 LOG_NAME = "events.jsonl"
 LOCK_NAME = ".runner.lock"
@@ -60,8 +62,10 @@ def read_log(path: Path) -> LogContents:
 class EventWriter:
     """The single writer of a session's log. Holds the session lock while open."""
 
-    def __init__(self, session_dir: Path) -> None:
+    def __init__(self, session_dir: Path, secrets: Mapping[str, str] | None = None) -> None:
+        """`secrets`: name -> value; every value is redacted from every line (default: the environment's)."""
         self.path = session_dir / LOG_NAME
+        self.secrets = secret_values() if secrets is None else dict(secrets)
         self._lock_file: IO[str] | None = None
         self._file: IO[bytes] | None = None
         self.last_seq = 0
@@ -102,7 +106,7 @@ class EventWriter:
             self.last_seq += 1
             event.seq = self.last_seq
             event.ts = time.time()
-            self._file.write(event.model_dump_json().encode() + b"\n")
+            self._file.write(redact(event.model_dump_json(), self.secrets).encode() + b"\n")
             self._file.flush()
             os.fsync(self._file.fileno())
             return event

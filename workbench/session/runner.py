@@ -19,7 +19,7 @@ from types import FrameType
 from workbench.catalog import Catalog, Task
 from workbench.harness import EvalReport, evaluate, resolve_device
 from workbench.session.config import SessionConfig, collect_versions, load_config
-from workbench.session.drivers import CommandDriver, Driver, DriverResult, HumanDriver, ReplayDriver
+from workbench.session.drivers import RESULTS_NAME, CommandDriver, Driver, DriverResult, HumanDriver, ReplayDriver
 from workbench.session.evaluation import EvaluationQueue, Evaluator
 from workbench.session.eventlog import EventWriter, read_log
 from workbench.session.events import (
@@ -29,8 +29,10 @@ from workbench.session.layout import BRIEF_NAME, SessionRef
 from workbench.session.state import SessionState, select_submission
 from workbench.session.store import SessionStore
 from workbench.session.watcher import Watcher
-from workbench.session.workspace import Workspace
+from workbench.session.secrets import redact
+from workbench.session.workspace import SecretInWorkspace, Workspace
 
+RESULT_EVENTS = frozenset({"revision", "eval_started", "eval_finished", "eval_skipped", "submission"})
 LOCKS_DIR = ".locks"  # under the sessions root: one lock file per device, shared by all runners
 
 
@@ -47,12 +49,13 @@ class RunResult:
         return self.submission_rev is not None
 
 
-def make_driver(config: SessionConfig, store: SessionStore, idle_exit: float | None) -> Driver:
+def make_driver(config: SessionConfig, store: SessionStore, idle_exit: float | None, hidden: list[Path] | None = None) -> Driver:
+    """`hidden`: more folders a sandboxed command must not see (the catalogue's tasks and guidance)."""
     if config.driver == "human":
         return HumanDriver(idle_exit)
     if config.driver == "command":
         assert config.command, "session.toml of a command session has no command"
-        return CommandDriver(config.command)
+        return CommandDriver(config.command, hidden=hidden or [])
     if config.driver == "replay":
         assert config.from_session, "session.toml of a replay session has no from_session"
         return ReplayDriver(store, config.from_session)
@@ -110,6 +113,9 @@ class Runner:
             assert self._writer is not None, "the runner is not running"
             self._writer.append(event)
             self._state.apply(event)
+            if event.type in RESULT_EVENTS:  # the agent's read-only view of its evaluations
+                with (self.session_dir / RESULTS_NAME).open("ab") as feed:
+                    feed.write(redact(event.model_dump_json(), self._writer.secrets).encode() + b"\n")
             if self._on_event is not None:
                 self._on_event(event)
             return event
@@ -121,7 +127,12 @@ class Runner:
         assert self._repo is not None and self._queue is not None
         with self._commit_lock:
             rev = max(self._state.revisions, default=0) + 1
-            info = self._repo.commit_all(self.config.driver, message or f"revision {rev}")
+            assert self._writer is not None
+            try:
+                info = self._repo.commit_all(self.config.driver, message or f"revision {rev}", self._writer.secrets)
+            except SecretInWorkspace as refused:
+                self.emit(Error(message=f"revision refused, nothing committed: {refused}", where="commit"))
+                return None
             if info is None:
                 return None
             self.emit(Revision(rev=rev, sha=info.sha, files=info.files, author=info.author, message=info.message,
@@ -215,7 +226,9 @@ class Runner:
         self._last_activity = time.monotonic()
 
     def _drive(self) -> DriverResult:
-        driver = self._driver or make_driver(self.config, self.store, self._idle_exit)
+        driver = self._driver or make_driver(
+            self.config, self.store, self._idle_exit, [self.catalog.tasks_dir, self.catalog.guidance_dir]
+        )
         try:
             return driver.run(self)
         except Exception as exc:  # the driver broke: record it, then finish the session normally

@@ -6,19 +6,31 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from git import Repo
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
-IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/", ".mypy_cache/", "*.swp", "*~", ".DS_Store")
+from workbench.session.secrets import find_secret
+
+IGNORED = (
+    "__pycache__/", "*.pyc", ".pytest_cache/", ".mypy_cache/", "*.swp", "*~", ".DS_Store",
+    # where agents and tools keep credentials and settings: never committed
+    ".env", ".env.*", "*.pem", "*.key", ".netrc", ".npmrc", ".pypirc", ".aws/", ".config/", ".claude/", ".codex/",
+    ".aider*", ".cursor/", ".gemini/", ".continue/", ".openhands/", ".cache/",
+)
 _EMAIL_DOMAIN = "d2k-workbench.invalid"
 _SEP_RECORD, _SEP_FIELD = "\x1e", "\x1f"
 
 
 class WorkspaceError(RuntimeError):
     """The workspace is missing or is not a usable git repository."""
+
+
+class SecretInWorkspace(ValueError):
+    """A file about to be committed holds the value of a secret environment variable."""
 
 
 @dataclass(frozen=True)
@@ -71,13 +83,21 @@ class Workspace:
             "GIT_COMMITTER_NAME": "d2k-workbench", "GIT_COMMITTER_EMAIL": f"session@{_EMAIL_DOMAIN}",
         }
 
-    def commit_all(self, author: str, message: str) -> CommitInfo | None:
-        """Stage everything (honouring .gitignore) and commit it; None when nothing changed."""
+    def commit_all(self, author: str, message: str, secrets: Mapping[str, str] | None = None) -> CommitInfo | None:
+        """Stage everything (honouring .gitignore) and commit it; None when nothing changed. Raises
+        SecretInWorkspace (and stages nothing) when a staged file holds one of `secrets`' values."""
         git = self.repo.git
         with git.custom_environment(**self._identity(author)):
             git.add("-A")
-            if not git.diff("--cached", "--name-only"):
+            staged = git.diff("--cached", "--name-only")
+            if not staged:
                 return None
+            for name in staged.splitlines():
+                path = self.path / name
+                found = find_secret(path.read_bytes(), secrets or {}) if path.is_file() else None
+                if found is not None:
+                    git.reset("-q")
+                    raise SecretInWorkspace(f"{name} holds the value of {found}")
             git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty-message", "-m", message)
         return self.commit_info(self.repo.head.commit.hexsha)
 
