@@ -2,7 +2,8 @@
 
 Run by `d2k-workbench session new muon_orthogonalize --driver command --command "python .../develop.py"`:
 for each step file (in name order) it replaces $D2K_SOLUTION in one atomic write, then reads the
-session's log ($D2K_EVENTS) until that revision's evaluation has finished, and prints the outcome,
+session's evaluation results ($D2K_RESULTS, written by the runner) until that revision's evaluation
+has finished, and prints the outcome,
 as an external coding agent would.
 """
 
@@ -43,7 +44,7 @@ def wait_for_eval(log: Path, sha_count: int, timeout_s: float = 1800.0) -> dict:
 
 def main() -> None:
     solution = Path(os.environ["D2K_SOLUTION"])
-    log = Path(os.environ["D2K_EVENTS"])
+    log = Path(os.environ["D2K_RESULTS"])
     for number, step in enumerate(STEPS, start=2):  # revision 1 is the template
         print(f"writing revision {number}: {step.name}", flush=True)
         staging = solution.with_name(solution.name + "~")  # ignored by the workspace .gitignore
