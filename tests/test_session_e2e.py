@@ -281,3 +281,17 @@ def test_command_driver_without_a_sandbox_needs_unsandboxed(env: dict[str, str])
     assert "--unsandboxed" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     session = new_session(env, "--driver", "command", "--command", "true", "--unsandboxed")
     assert "unsandboxed = true" in (Path(session["dir"]) / "session.toml").read_text()
+
+
+def test_a_sessions_root_that_is_a_file_is_one_line_and_exit_2(env: dict[str, str], tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "sessions-file"
+    not_a_folder.write_text("x")
+    for args in (("session", "list"), ("session", "new", "muon_orthogonalize", "--device", "cpu")):
+        result = cli({**env, "D2K_SESSIONS_DIR": str(not_a_folder)}, *args)
+        assert result.returncode == 2
+        assert len(result.stderr.strip().splitlines()) == 1 and "not a folder" in result.stderr
+
+
+def test_a_task_id_that_is_a_path_is_refused(env: dict[str, str]) -> None:
+    result = cli(env, "session", "new", "../tasks/muon_orthogonalize", "--device", "cpu")
+    assert result.returncode == 2 and "is not a task id" in result.stderr

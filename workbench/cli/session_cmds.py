@@ -52,6 +52,8 @@ def session_errors() -> Iterator[None]:
             raise fail(str(exc)) from None
         except (ConfigError, WorkspaceError, SessionLocked) as exc:
             raise fail(str(exc)) from None
+        except PermissionError as exc:
+            raise fail(f"cannot write {exc.filename or 'the sessions root'}: permission denied") from None
 
 
 def _device(device: str) -> str:

@@ -70,6 +70,8 @@ class SessionStore:
     def __init__(self, root: Path | None = None, examples: Path | None = EXAMPLES_DIR) -> None:
         self.root = paths.sessions_root(root)
         self.examples = examples
+        if self.root.exists() and not self.root.is_dir():
+            raise SessionNotFound(f"the sessions root {self.root} is not a folder (set D2K_SESSIONS_DIR or --sessions-dir)")
 
     def _scan(self, folder: Path | None, read_only: bool) -> list[SessionRef]:
         if folder is None or not folder.is_dir():
