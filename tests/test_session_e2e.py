@@ -190,6 +190,52 @@ def test_replay_of_the_shipped_example_reevaluates_every_revision(env: dict[str,
     assert state.submission is not None and state.submission.rev is not None
 
 
+def descendants(pid: int) -> set[int]:
+    """Every live process below pid (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def assert_gone(pids: set[int], timeout: float = 10) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        alive = {p for p in pids if Path(f"/proc/{p}").exists() and "Z" not in _state(p)}
+        if not alive:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"processes outlived the runner: {sorted(alive)}")
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def test_kill_9_of_the_runner_ends_the_command_and_all_it_started(env: dict[str, str]) -> None:
+    session = new_session(env, "--driver", "command", "--command", "sleep 987 & sleep 986; wait")
+    runner = start(env, "session", "run", session["id"])
+    wait_for(session, finished(1), 60, runner)
+    deadline = time.time() + 20
+    while not (tree := descendants(runner.pid)) and time.time() < deadline:
+        time.sleep(0.2)
+    assert tree, "the command should be running"
+    runner.kill()
+    runner.wait(10)
+    assert_gone(tree)
+
+
 def test_kill_9_mid_evaluation_then_resume(env: dict[str, str]) -> None:
     session = new_session(env, "--driver", "human")
     workspace = Path(session["workspace"])
@@ -198,8 +244,11 @@ def test_kill_9_mid_evaluation_then_resume(env: dict[str, str]) -> None:
     shutil.copy(HONEST, workspace / "solution.py")
     wait_for(session, started(2), 30, runner)
     time.sleep(1.0)
+    checker = descendants(runner.pid)
+    assert checker, "the evaluation's checker should be running"
     runner.kill()  # SIGKILL in the middle of revision 2's evaluation
     runner.wait(10)
+    assert_gone(checker)  # the checker and its solution process die with the runner
     assert not any(e.type == "eval_finished" and e.rev == 2 for e in events(session))  # type: ignore[union-attr]
     repo = Workspace(workspace)
     (workspace / "solution.py").write_text(SYNTAX_ERROR)  # committed without its revision event...
