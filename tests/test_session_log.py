@@ -99,3 +99,41 @@ def test_reading_a_350_turn_session_of_5000_events_is_fast(tmp_path: Path) -> No
     assert len(contents.events) == seq and not state.seq_problems
     assert len(state.revisions) == 35 and state.best() is not None and state.best().rev == 34
     assert elapsed < 1.0, f"reading {seq} events took {elapsed:.2f} s"
+
+
+def test_lines_the_runner_did_not_write_are_reported_and_ignored(tmp_path: Path) -> None:
+    from workbench.session.integrity import create_key
+
+    create_key(tmp_path)
+    with EventWriter(tmp_path) as writer:
+        writer.append(Revision(rev=1, sha="a" * 40, files=["solution.py"], author="template"))
+        writer.append(EvalStarted(rev=1, sha="a" * 40, device="cpu"))
+    log = tmp_path / "events.jsonl"
+    sealed = log.read_bytes().splitlines()
+    forged = json.loads(sealed[1])
+    forged.update(seq=3, type="eval_finished", report={"task": "t", "solution": "s", "device": "cpu", "status": "passed"})
+    plain = {k: v for k, v in forged.items() if k != "mac"}
+    with log.open("ab") as handle:  # an agent appends a pass, with a copied seal and with none
+        handle.write(json.dumps(forged).encode() + b"\n" + json.dumps(plain).encode() + b"\n")
+    contents = read_log(log)
+    assert [e.type for e in contents.events] == ["revision", "eval_started"]
+    assert [b.line for b in contents.bad_lines] == [3, 4]
+    assert all("not written by this session's runner" in b.message for b in contents.bad_lines)
+    tail = LogTail(log)
+    assert [e.type for e in tail.poll()] == ["revision", "eval_started"] and len(tail.bad_lines) == 2
+    with EventWriter(tmp_path) as writer:  # the runner goes on from its own last line
+        writer.append(EvalStarted(rev=1, sha="b" * 40, device="cpu"))
+    assert [e.seq for e in read_log(log).events] == [1, 2, 3]
+
+
+def test_a_changed_line_invalidates_it_and_every_later_line(tmp_path: Path) -> None:
+    from workbench.session.integrity import create_key
+
+    create_key(tmp_path)
+    with EventWriter(tmp_path) as writer:
+        for rev in (1, 2, 3):
+            writer.append(Revision(rev=rev, sha=str(rev) * 40, files=["solution.py"], author="human"))
+    log = tmp_path / "events.jsonl"
+    log.write_bytes(log.read_bytes().replace(b'"author":"human"', b'"author":"templ"', 1))
+    contents = read_log(log)
+    assert contents.events == [] and [b.line for b in contents.bad_lines] == [1, 2, 3]

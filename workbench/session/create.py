@@ -7,6 +7,7 @@ from pathlib import Path
 
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
 from workbench.session.config import DRIVERS, SessionConfig, collect_versions, new_session_id, write_config
+from workbench.session.integrity import create_key
 from workbench.session.layout import BRIEF_NAME, SessionRef
 from workbench.session.store import SessionStore
 from workbench.session.workspace import Workspace
@@ -109,6 +110,7 @@ def create_session(
     )
     session_dir = store.root / config.id
     session_dir.mkdir(parents=True, exist_ok=False)
+    create_key(session_dir)
     write_config(session_dir, config)
     brief = brief_text(task, guidance_text, config)
     Workspace.create(session_dir / "workspace", workspace_files(task, guidance_text, brief, config.solution),

@@ -14,6 +14,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from workbench.session.events import EVENT_ADAPTER, Event
+from workbench.session.integrity import Chain
 from workbench.session.secrets import redact, secret_values
 
 LOG_NAME = "events.jsonl"
@@ -47,8 +48,13 @@ def read_log(path: Path) -> LogContents:
     complete = lines[:-1]
     events: list[Event] = []
     bad: list[BadLine] = []
+    chain = Chain.for_session(path.parent)
     for number, raw in enumerate(complete, start=1):
         if not raw.strip():
+            continue
+        problem = chain.check(raw)
+        if problem is not None:
+            bad.append(BadLine(number, problem))
             continue
         try:
             events.append(EVENT_ADAPTER.validate_json(raw))
@@ -66,6 +72,7 @@ class EventWriter:
         """`secrets`: name -> value; every value is redacted from every line (default: the environment's)."""
         self.path = session_dir / LOG_NAME
         self.secrets = secret_values() if secrets is None else dict(secrets)
+        self.chain = Chain.for_session(session_dir)
         self._lock_file: IO[str] | None = None
         self._file: IO[bytes] | None = None
         self.last_seq = 0
@@ -97,6 +104,9 @@ class EventWriter:
                     handle.truncate(cut)
             contents = read_log(self.path)
             self.last_seq = max((e.seq for e in contents.events), default=0)
+            for raw in self.path.read_bytes().split(b"\n"):  # the chain goes on from the last good line
+                if raw.strip():
+                    self.chain.check(raw)
         self._file = self.path.open("ab")
 
     def append(self, event: Event) -> Event:
@@ -106,7 +116,8 @@ class EventWriter:
             self.last_seq += 1
             event.seq = self.last_seq
             event.ts = time.time()
-            self._file.write(redact(event.model_dump_json(), self.secrets).encode() + b"\n")
+            text = self.chain.seal(redact(event.model_dump_json(exclude={"mac"}), self.secrets))
+            self._file.write(text.encode() + b"\n")
             self._file.flush()
             os.fsync(self._file.fileno())
             return event
@@ -139,6 +150,7 @@ class LogTail:
         self.offset = 0
         self.line = 0
         self.bad_lines: list[BadLine] = []
+        self.chain = Chain.for_session(path.parent)
 
     def poll(self) -> list[Event]:
         try:
@@ -152,6 +164,10 @@ class LogTail:
         for raw in chunk[:end].split(b"\n")[:-1]:
             self.line += 1
             if not raw.strip():
+                continue
+            problem = self.chain.check(raw)
+            if problem is not None:
+                self.bad_lines.append(BadLine(self.line, problem))
                 continue
             try:
                 events.append(EVENT_ADAPTER.validate_json(raw))

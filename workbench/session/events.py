@@ -23,6 +23,7 @@ class _Event(BaseModel):
     v: Literal[1] = 1
     seq: int = 0  # assigned by the writer
     ts: float = 0.0  # assigned by the writer
+    mac: str | None = None  # the integrity seal, added by the writer as the last field (integrity.py)
 
 
 class SessionStarted(_Event):

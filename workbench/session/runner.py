@@ -115,7 +115,7 @@ class Runner:
             self._state.apply(event)
             if event.type in RESULT_EVENTS:  # the agent's read-only view of its evaluations
                 with (self.session_dir / RESULTS_NAME).open("ab") as feed:
-                    feed.write(redact(event.model_dump_json(), self._writer.secrets).encode() + b"\n")
+                    feed.write(redact(event.model_dump_json(exclude={"mac"}), self._writer.secrets).encode() + b"\n")
             if self._on_event is not None:
                 self._on_event(event)
             return event
