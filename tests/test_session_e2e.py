@@ -344,3 +344,18 @@ def test_a_sessions_root_that_is_a_file_is_one_line_and_exit_2(env: dict[str, st
 def test_a_task_id_that_is_a_path_is_refused(env: dict[str, str]) -> None:
     result = cli(env, "session", "new", "../tasks/muon_orthogonalize", "--device", "cpu")
     assert result.returncode == 2 and "is not a task id" in result.stderr
+
+
+def test_a_broken_workspace_repository_ends_the_run_cleanly(env: dict[str, str]) -> None:
+    session = new_session(env, "--driver", "human")
+    workspace = Path(session["workspace"])
+    runner = start(env, "session", "run", session["id"], "--idle-exit", "60")
+    wait_for(session, finished(1), 60, runner)
+    (workspace / ".git" / "HEAD").write_text("garbage\n")
+    (workspace / "solution.py").write_text(BROKEN)
+    runner.wait(60)
+    found = events(session)
+    broken = [e for e in found if e.type == "error" and "git repository is broken" in e.message]  # type: ignore[union-attr]
+    assert len(broken) == 1, [(e.type, getattr(e, "message", "")) for e in found]
+    assert found[-1].type == "session_finished"
+    assert "Traceback" not in (runner.stderr.read() if runner.stderr else "")

@@ -105,6 +105,7 @@ class Runner:
         self._repo: Workspace | None = None
         self._last_activity = time.monotonic()
         self._keep_all = self.config.driver == "replay"
+        self._repo_broken = False
 
     # ---- DriverContext ---------------------------------------------------------------------------
 
@@ -206,7 +207,8 @@ class Runner:
             watcher.start()
             result = self._drive()
             watcher.stop()
-            self.commit("edits made as the driver ended")
+            if not self._repo_broken and self._repo.problem() is None:
+                self.commit("edits made as the driver ended")
             self.emit(DriverFinished(driver=self.config.driver, reason=result.reason, exit_code=result.exit_code))
             self._queue.drain()
             chosen, why = select_submission(self._state.ordered())
@@ -252,10 +254,19 @@ class Runner:
         self.commit("edits found when the runner started")
 
     def _on_burst(self, paths: set[str]) -> None:
+        if self._repo_broken:
+            return
         try:
             self.commit()
         except Exception as exc:  # keep watching; a later burst or the final commit will retry
-            self.emit(Error(message=f"commit failed: {type(exc).__name__}: {exc}", where="watcher"))
+            assert self._repo is not None
+            problem = self._repo.problem()
+            if problem is None:
+                self.emit(Error(message=f"commit failed: {type(exc).__name__}: {exc}", where="watcher"))
+                return
+            self._repo_broken = True  # logged once; the run ends cleanly
+            self.emit(Error(message=f"the workspace's git repository is broken ({problem}); the run ends", where="watcher"))
+            self.request_stop("the workspace's git repository is broken")
 
 
 @contextmanager

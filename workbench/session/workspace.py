@@ -101,6 +101,14 @@ class Workspace:
             git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty-message", "-m", message)
         return self.commit_info(self.repo.head.commit.hexsha)
 
+    def problem(self) -> str | None:
+        """None when the repository works (HEAD resolves), else what git says is wrong."""
+        try:
+            self.repo.git.rev_parse("--verify", "HEAD")
+        except GitCommandError as exc:
+            return (exc.stderr or str(exc)).strip().splitlines()[-1][:200]
+        return None
+
     def is_dirty(self) -> bool:
         """True when the working tree differs from HEAD (untracked files that git does not ignore count)."""
         return bool(self.repo.git.status("--porcelain"))
