@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -196,3 +197,23 @@ def test_shipped_example_can_be_listed_and_shown_but_not_run(tmp_path: Path) -> 
     assert shown.exit_code == 0
     run = cli.invoke(app, ["session", "run", ref.id, "--sessions-dir", str(tmp_path)])
     assert run.exit_code == 2 and "read-only" in run.stderr
+
+
+def test_a_burst_of_writes_to_one_file_ends_only_after_the_quiet_time(tmp_path: Path) -> None:
+    from workbench.session.watcher import Watcher
+
+    bursts: list[set[str]] = []
+    watcher = Watcher(tmp_path, lambda paths: bursts.append(paths) if paths else None, quiet_ms=500,
+                      max_wait_ms=10_000, poll_s=0.5)
+    watcher.start()
+    try:
+        time.sleep(0.5)
+        target = tmp_path / "solution.py"
+        for n in range(15):  # a save every 0.1 s for 1.5 s: one burst
+            target.write_text(f"x = {n}\n")
+            time.sleep(0.1)
+        time.sleep(1.5)
+    finally:
+        watcher.stop()
+    assert len(bursts) == 1, bursts
+    assert bursts[0] == {str(target)}

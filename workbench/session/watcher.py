@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import queue
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,26 +32,51 @@ class Watcher:
                  max_wait_ms: int = 5000, poll_s: float = 2.0) -> None:
         self.root = root
         self._on_burst = on_burst
-        self._quiet_ms = quiet_ms
-        self._max_wait_ms = max(max_wait_ms, quiet_ms)
-        self._poll_ms = int(poll_s * 1000)
+        self._quiet_s = quiet_ms / 1000
+        self._max_wait_s = max(max_wait_ms, quiet_ms) / 1000
+        self._poll_s = poll_s
         self._stop = threading.Event()
+        self._batches: queue.Queue[set[str]] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="d2k-watcher", daemon=True)
+        self._reader = threading.Thread(target=self._read, name="d2k-watcher-read", daemon=True)
 
     def start(self) -> None:
+        self._reader.start()
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+        for thread in (self._thread, self._reader):
+            if thread.is_alive():
+                thread.join(timeout)
 
-    def _run(self) -> None:
+    def _read(self) -> None:
+        """Every change as watchfiles reports it, promptly, in small batches."""
         for changes in watch(
-            self.root, watch_filter=WorkspaceFilter(), debounce=self._max_wait_ms, step=self._quiet_ms,
-            stop_event=self._stop, rust_timeout=self._poll_ms, yield_on_timeout=True, raise_interrupt=False,
+            self.root, watch_filter=WorkspaceFilter(), debounce=50, step=10, stop_event=self._stop,
+            rust_timeout=200, yield_on_timeout=True, raise_interrupt=False,
         ):
             if self._stop.is_set():
                 return
             paths = {path for change, path in changes if change in (Change.added, Change.modified, Change.deleted)}
+            if paths:
+                self._batches.put(paths)
+
+    def _run(self) -> None:
+        """Bursts: from the first change until quiet_s without any (watchfiles' own debounce would end a
+        burst of repeated writes to one file early, since it counts distinct changes), at most max_wait_s."""
+        while not self._stop.is_set():
+            try:
+                paths = self._batches.get(timeout=self._poll_s)
+            except queue.Empty:
+                self._on_burst(set())
+                continue
+            began = time.monotonic()
+            while time.monotonic() - began < self._max_wait_s and not self._stop.is_set():
+                try:
+                    paths |= self._batches.get(timeout=min(self._quiet_s, self._max_wait_s - (time.monotonic() - began)))
+                except queue.Empty:
+                    break
+            if self._stop.is_set():
+                return
             self._on_burst(paths)
