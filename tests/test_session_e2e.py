@@ -359,3 +359,13 @@ def test_a_broken_workspace_repository_ends_the_run_cleanly(env: dict[str, str])
     assert len(broken) == 1, [(e.type, getattr(e, "message", "")) for e in found]
     assert found[-1].type == "session_finished"
     assert "Traceback" not in (runner.stderr.read() if runner.stderr else "")
+
+
+def test_session_list_flags_a_log_with_lines_the_runner_did_not_write(env: dict[str, str]) -> None:
+    session = new_session(env, "--driver", "human")
+    forged = {"v": 1, "seq": 1, "ts": 0.0, "type": "submission", "rev": 1, "sha": "0" * 40, "reason": "forged"}
+    (Path(session["dir"]) / "events.jsonl").write_text(json.dumps(forged) + "\n")
+    listed = {row["id"]: row for row in json.loads(cli(env, "session", "list", "--json").stdout)}
+    assert listed[session["id"]]["tampered_lines"] == 1
+    shown = cli(env, "session", "show", session["id"])
+    assert "not written by this session's runner" in shown.stdout

@@ -169,7 +169,7 @@ def list_cmd(as_json: JsonOpt = False, sessions_dir: SessionsDir = None) -> None
             {"id": r.id, "task": r.task, "guidance": r.guidance, "driver": r.driver, "device": r.device,
              "created": r.created.isoformat(), "revisions": r.revisions, "best_rev": r.best_rev,
              "best_status": r.best_status, "best_speedup": r.best_speedup, "finished": r.finished,
-             "example": r.read_only}
+             "example": r.read_only, "tampered_lines": r.foreign_lines}
             if not isinstance(r, tuple) else {"id": r[0].id, "error": r[1]}
             for r in rows
         ]) + "\n")
@@ -185,7 +185,8 @@ def list_cmd(as_json: JsonOpt = False, sessions_dir: SessionsDir = None) -> None
         style = "green" if status == "passed" else "red" if r.best_status else "dim"
         table.add_row(
             r.id + (" [dim](example)[/]" if r.read_only else ""), r.task, r.guidance, r.driver, str(r.revisions),
-            f"[{style}]{status}[/]" + (f" (rev {r.best_rev})" if r.best_rev else ""), fmt_speedup(r.best_speedup),
+            f"[{style}]{status}[/]" + (f" (rev {r.best_rev})" if r.best_rev else "")
+            + (f" [red]log tampered: {r.foreign_lines} lines ignored[/]" if r.foreign_lines else ""), fmt_speedup(r.best_speedup),
             r.created.strftime("%Y-%m-%d %H:%M:%S UTC"),
         )
     stdout().print(table)

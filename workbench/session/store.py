@@ -46,6 +46,9 @@ class SessionView:
     torn_tail: bool
 
 
+FOREIGN = "not written by this session's runner"  # in the message of a line failing the integrity seal
+
+
 @dataclass(frozen=True)
 class SessionSummary:
     """One row of `session list`."""
@@ -62,6 +65,7 @@ class SessionSummary:
     best_speedup: float | None
     finished: bool
     read_only: bool
+    foreign_lines: int = 0  # log lines the runner did not write (ignored): the log was tampered with
 
 
 class SessionStore:
@@ -129,7 +133,7 @@ class SessionStore:
             device=view.config.device, created=view.config.created, revisions=len(view.state.revisions),
             best_rev=best.rev if best else None, best_status=best.status if best else None,
             best_speedup=best.geomean_speedup if best else None, finished=view.state.finished is not None,
-            read_only=ref.read_only,
+            read_only=ref.read_only, foreign_lines=sum(1 for b in view.bad_lines if FOREIGN in b.message),
         )
 
     def summaries(self) -> list[SessionSummary | tuple[SessionRef, str]]:
