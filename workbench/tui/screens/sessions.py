@@ -30,6 +30,8 @@ def row_cells(row: SessionSummary | tuple[SessionRef, str], running: bool) -> li
     if isinstance(row, tuple):
         return [Text(row[0].id), Text(row[1], style="red"), *(Text("") for _ in COLUMNS[2:])]
     best = Text(f"{row.best_status} (r{row.best_rev})" if row.best_status else "-", style=status_style(row.best_status))
+    if row.foreign_lines:  # the log holds lines its runner did not write: they are ignored, say so
+        best.append(f" log tampered ({row.foreign_lines})", style="bold red")
     return [
         Text(row.id), Text(row.task), Text(row.guidance), Text(row.driver), Text(str(row.revisions)),
         session_status(row, running), best,
