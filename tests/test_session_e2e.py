@@ -57,6 +57,13 @@ def new_session(env: dict[str, str], *args: str) -> dict[str, str]:
     return json.loads(result.stdout)
 
 
+def unsandboxed_if_needed() -> tuple[str, ...]:
+    """Command sessions run sandboxed; where bubblewrap cannot start here they must say --unsandboxed."""
+    from workbench.harness import sandbox
+
+    return () if sandbox.status("cpu").kind == "bubblewrap" else ("--unsandboxed",)
+
+
 def events(session: dict[str, str]) -> list[Event]:
     return read_log(Path(session["dir"]) / "events.jsonl").events
 
@@ -155,7 +162,7 @@ def inline(script: str) -> str:
 
 
 def test_command_driver_commits_and_evaluates_three_revisions(env: dict[str, str], tmp_path: Path) -> None:
-    session = new_session(env, "--driver", "command", "--command", inline(SCRIPT))
+    session = new_session(env, "--driver", "command", "--command", inline(SCRIPT), *unsandboxed_if_needed())
     result = cli(env, "session", "run", session["id"])
     assert result.returncode == 1, result.stderr  # nothing passed
     state = assert_consistent(events(session))
@@ -224,7 +231,7 @@ def _state(pid: int) -> str:
 
 
 def test_kill_9_of_the_runner_ends_the_command_and_all_it_started(env: dict[str, str]) -> None:
-    session = new_session(env, "--driver", "command", "--command", "sleep 987 & sleep 986; wait")
+    session = new_session(env, "--driver", "command", "--command", "sleep 987 & sleep 986; wait", *unsandboxed_if_needed())
     runner = start(env, "session", "run", session["id"])
     wait_for(session, finished(1), 60, runner)
     deadline = time.time() + 20
