@@ -328,6 +328,11 @@ def test_a_sandboxed_command_sees_only_its_workspace_and_leaks_no_key(
     history = subprocess.run(["git", "log", "-p", "--all"], cwd=session["workspace"], capture_output=True, text=True)
     assert PLANTED.encode() not in stored and PLANTED not in history.stdout
     assert [r.author for r in state.ordered()] == ["template"]
+    exported = cli(env, "session", "export", session["id"], str(tmp_path / "exported"))
+    assert exported.returncode == 0, exported.stderr
+    shipped = Path(exported.stdout.strip())
+    assert not (shipped / ".log-key").exists()
+    assert all(PLANTED.encode() not in f.read_bytes() for f in shipped.iterdir() if f.is_file())
 
 
 def test_command_driver_without_a_sandbox_needs_unsandboxed(env: dict[str, str]) -> None:
