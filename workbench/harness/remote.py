@@ -67,6 +67,7 @@ class RemoteSolution:
     channel: Channel | None = None
     sandbox_info: sandbox.SandboxInfo | None = None
     output_tail: list[str] = field(default_factory=list)
+    device_in_process: torch.device | None = None  # how the process names its device (cuda:0 on a GPU)
 
     # -- process --------------------------------------------------------------------------------
     def start(self) -> None:
