@@ -1,7 +1,9 @@
 """GPU timing: warm-up, L2 flush, rotated inputs, per-call CUDA events or graph replay, adaptive reps.
 
-The clock objects are handed in by the worker, taken before the solution was imported, so a solution
-that replaces torch.cuda.Event or time.perf_counter cannot reach the ones used here.
+The loop (`measure`) runs in the trusted checker: for the solution each call is a request to the
+solution process, timed there with CUDA events and cross-checked here with the checker's own clock;
+the reference is timed in the checker itself (`time_calls`). The clocks are the checker's, in a
+process the solution never runs in.
 """
 
 from __future__ import annotations
