@@ -29,6 +29,7 @@ def test_honest_naive_solution_passes_every_smoke_workload() -> None:
     assert report.status == "passed", report.message
     assert [w.name for w in report.workloads] == ["smoke_b8_m64_n200", "smoke_b8_m128_n384"]
     assert all(w.status == "passed" and w.rel_err is not None and w.rel_err > 0 for w in report.workloads)
+    assert all(w.trials == 4 for w in report.workloads)  # 2 fresh, 1 refilled, 1 scaled: each compared
     assert report.triton_launches > 0
     assert report.violations == []
 
