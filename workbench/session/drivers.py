@@ -7,7 +7,6 @@ and may log events; the runner commits, evaluates and records everything else.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import signal
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
+from workbench.harness.remote import die_with_parent
 from workbench.session.config import SessionConfig
 from workbench.session.events import DriverOutput, Event
 from workbench.session.layout import BRIEF_NAME
@@ -106,13 +106,6 @@ def _resolver_files() -> list[Path]:
     return [resolv.resolve()] if resolv.exists() else []
 
 
-def _die_with_parent() -> None:  # runs in the child before exec: SIGKILL it when the runner dies
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
-    except (AttributeError, OSError):
-        pass
-
-
 RESULTS_NAME = "results.jsonl"  # in the session folder: the evaluation events, for the agent to read
 
 
@@ -172,7 +165,7 @@ class CommandDriver:
         argv, env, self.sandbox = self.command_line(ctx)
         process = subprocess.Popen(
             argv, cwd=ctx.workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_die_with_parent, text=True,
+            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=die_with_parent, text=True,
             errors="replace", bufsize=1,
         )
         readers = [

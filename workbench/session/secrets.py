@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 
-SECRET_NAME = re.compile(r"(_KEY|_TOKEN|SECRET|PASSWORD|CREDENTIAL)|^(OPENAI|ANTHROPIC|AWS|AZURE|GOOGLE|HF)_", re.I)
+from workbench.harness.evaluate import SECRET_ENV as SECRET_NAME
+
 MIN_LENGTH = 8
 
 
