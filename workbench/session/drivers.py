@@ -149,7 +149,10 @@ class CommandDriver:
             return argv, env, sandbox.SandboxInfo("none", "unsandboxed: asked for with --unsandboxed")
         home = Path.home().resolve()
         hidden = [p for p in sandbox.default_hidden([ctx.session_dir.parent, *self.hidden]) if Path(p).resolve() != home]
-        readable = [ctx.session_dir / RESULTS_NAME, ctx.workspace / ".git", *_resolver_files()]  # .git: read-only
+        # .git read-only; the interpreter and the package re-exposed (a checkout under /tmp lies inside
+        # the sandbox's private /tmp otherwise, and its venv would vanish)
+        readable = [ctx.session_dir / RESULTS_NAME, ctx.workspace / ".git", *_resolver_files(),
+                    *sandbox.default_readable()]
         command, info = sandbox.wrap(argv, device=ctx.config.device, env=env, hidden=hidden, readable=readable,
                                      writable=[ctx.workspace], network=True, chdir=ctx.workspace)
         if info.kind == "none":

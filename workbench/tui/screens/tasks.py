@@ -143,7 +143,8 @@ class TasksScreen(WorkbenchScreen):
         if self.rows:  # the second pass: only the best results change
             for row in message.rows:
                 if row.task.id in self.rows:
-                    table.update_cell(row.task.id, "best", Text(row.best or "-", style="green" if row.best else "dim"))
+                    table.update_cell(row.task.id, "best", Text(row.best or "-", style="green" if row.best else "dim"),
+                                      update_width=True)  # the same width whether or not the first pass was drawn
             self.rows = {row.task.id: row for row in message.rows}
             return
         table.clear()
