@@ -32,6 +32,12 @@ def test_honest_naive_solution_passes_every_smoke_workload() -> None:
     assert all(w.trials == 4 for w in report.workloads)  # 2 fresh, 1 refilled, 1 scaled: each compared
     assert report.triton_launches > 0
     assert report.violations == []
+    # where the time went: the first call (compile) once, correctness per workload, no timing on the CPU
+    first, second = report.workloads
+    assert set(first.phases) == {"first_call", "correctness"} and set(second.phases) == {"correctness"}
+    totals = report.phase_totals()
+    assert totals["start"] > 0 and totals["first_call"] > 0 and totals["correctness"] > 0
+    assert abs(sum(totals.values()) - report.duration_s) < 1e-6
 
 
 def test_template_fails_with_a_clear_runtime_error() -> None:
@@ -104,7 +110,9 @@ def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
     code, out, _ = _eval_cli(str(TASK.file("template.py")), "--device", "cpu", "--workload", "smoke_b8_m64_n200", "--json")
     assert code == 1
     data = json.loads(out)
-    assert set(data) == {"task", "status", "device", "workloads", "violations", "message", "sandbox"}
+    assert set(data) == {"task", "status", "device", "workloads", "violations", "message", "sandbox", "duration_s",
+                         "phases_s"}
+    assert data["duration_s"] > 0 and data["phases_s"]["start"] > 0
     assert data["status"] == "runtime_error"
     assert set(data["workloads"][0]) == {"name", "status", "max_abs_err", "rel_err", "latency_ms", "reference_ms", "speedup"}
 

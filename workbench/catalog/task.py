@@ -180,7 +180,11 @@ class Checks(_Strict):
 
 
 class Timing(_Strict):
-    mode: Literal["events", "graph"] = "events"
+    """How the registered workloads are timed: "auto" (CUDA events, or graph replay for calls shorter
+    than timing.GRAPH_THRESHOLD_MS), "events" always, or "graph" always (a call that cannot be captured
+    falls back to events, with a note in the report)."""
+
+    mode: Literal["auto", "events", "graph"] = "auto"
 
 
 class Roofline(_Strict):

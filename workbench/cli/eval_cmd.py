@@ -32,6 +32,32 @@ def report_table(report: EvalReport) -> Table:
     return table
 
 
+PHASE_LABELS = {"start": "start", "first_call": "first call (compile)", "correctness": "correctness",
+                "timing": "timing", "reference_timing": "reference timing", "recheck": "re-check", "other": "other"}
+
+
+def time_line(report: EvalReport) -> str:
+    """Where the evaluation's wall time went, e.g. "12.3 s: start 2.1 · first call (compile) 4.0 · ..."."""
+    parts = [f"{PHASE_LABELS.get(name, name)} {seconds:.1f}" for name, seconds in report.phase_totals().items()
+             if seconds >= 0.05]
+    return f"{report.duration_s:.1f} s: " + " · ".join(parts)
+
+
+def timing_notes(report: EvalReport) -> list[str]:
+    """Per workload: how it was timed, when not the plain events figure (graph fallback, reused reference,
+    calls whose host launch outlasted the cover)."""
+    notes = []
+    for w in report.workloads:
+        if w.timing_note:
+            notes.append(f"{w.name}: {w.timing_note}")
+        if w.latency is not None and w.latency.uncovered:
+            notes.append(f"{w.name}: {w.latency.uncovered} of {w.latency.reps} calls launched for longer than the "
+                         f"{w.latency.cover_ms:.2f} ms cover: part of their host launch time is in the figure")
+        if w.reference_reused:
+            notes.append(f"{w.name}: the reference's timing was reused from an earlier evaluation of this session")
+    return notes
+
+
 def eval_cmd(
     task_id: Annotated[str, typer.Argument(help="Task id.")],
     solution: Annotated[Path, typer.Argument(help="The solution file (a Python file defining run(...)).")],
@@ -64,6 +90,9 @@ def eval_cmd(
     else:
         out = stdout()
         out.print(report_table(report))
+        for note in timing_notes(report):
+            out.print(f"[yellow]timing[/] {escape(note)}", highlight=False)
+        out.print(f"[dim]time {time_line(report)} (seconds)[/]", highlight=False)
         for violation in report.violations:
             out.print(f"[red]violation[/] {escape(violation.describe())}", highlight=False)
         if report.message and report.status != "passed":

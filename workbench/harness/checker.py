@@ -13,11 +13,13 @@ nothing that finished. This process imports only torch, triton, pydantic and the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -25,8 +27,17 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
-from workbench.harness.report import EvalReport, Status, Violation, WorkloadResult, overall_status
-from workbench.harness.timing import Clocks, TimingPlan, measure, time_calls
+from workbench.harness.report import EvalReport, Status, TimingStats, Violation, WorkloadResult, overall_status
+from workbench.harness.timing import (
+    CallTime,
+    Clocks,
+    Method,
+    TimingPlan,
+    choose_mode,
+    graph_fallback,
+    measure,
+    time_calls,
+)
 
 if TYPE_CHECKING:
     from workbench.catalog.task import Task, Workload
@@ -46,6 +57,16 @@ OUTSIDE_SLACK_MS = 0.5
 
 def progress(message: str) -> None:
     print(PROGRESS_PREFIX + message, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def phase(result: WorkloadResult, name: str) -> Iterator[None]:
+    """Add the time spent in the block to the workload's phase `name` (report.PHASES)."""
+    started = CLOCKS.perf_counter()
+    try:
+        yield
+    finally:
+        result.phases[name] = result.phases.get(name, 0.0) + CLOCKS.perf_counter() - started
 
 
 class ResultPipe:
@@ -113,14 +134,14 @@ def main(argv: list[str]) -> int:
     assert solution.sandbox_info is not None
     report.sandbox = f"{solution.sandbox_info.kind}: {solution.sandbox_info.detail}"
     try:
-        return _evaluate(request, task, solution, reference_module, inputs_module, device, report, finish, results)
+        return _evaluate(request, task, solution, reference_module, inputs_module, device, report, finish, results, started)
     finally:
         solution.close()
 
 
 def _evaluate(
     request: EvalRequest, task: Task, solution: RemoteSolution, reference_module: ModuleType, inputs_module: ModuleType,
-    device: torch.device, report: EvalReport, finish: Any, results: ResultPipe,
+    device: torch.device, report: EvalReport, finish: Any, results: ResultPipe, started: float,
 ) -> int:
     from workbench.harness.correctness import TaskFault, TrialFailure, WorkloadChecker
     from workbench.harness.remote import SolutionFailure
@@ -131,6 +152,8 @@ def _evaluate(
     except SolutionFailure as failure:
         status = failure.status if failure.status != "runtime_error" else "compile_error"
         return finish(status, failure.message)
+    finally:
+        report.start_s = CLOCKS.perf_counter() - started
     if violations:
         return finish("policy_violation", violations[0].describe(), violations)
 
@@ -143,23 +166,23 @@ def _evaluate(
         report.workloads.append(result)
         results.write(report, complete=False, current=name)
         try:
-            inputs: dict[str, Any] = {}
             for trial in range(trials_fresh):
                 progress(f"{name}: trial {trial + 1} (fresh inputs)")
-                inputs = checker.fresh_inputs(trial)
-                checker.check_call(trial, inputs)
-            progress(f"{name}: trial {trials_fresh + 1} (same buffers, new values)")
-            checker.check_call(trials_fresh, checker.fresh_inputs(trials_fresh), refill=True)
-            if scale:
-                progress(f"{name}: trial {trials_fresh + 2} (inputs scaled by {scale:g})")
-                checker.check_call(trials_fresh + 1, checker.scaled(trials_fresh + 1, scale))
-            checker.recheck_kept()
-            if name == request.workloads[0]:
-                checker.check_contract(checker.fresh_inputs(trials_fresh + 2))
-            del inputs
-            solution.release()
+                # the first call of the first workload is where Triton compiles (and autotunes)
+                with phase(result, "first_call" if trial == 0 and name == request.workloads[0] else "correctness"):
+                    checker.check_call(trial, checker.fresh_inputs(trial))
+            with phase(result, "correctness"):
+                progress(f"{name}: trial {trials_fresh + 1} (same buffers, new values)")
+                checker.check_call(trials_fresh, checker.fresh_inputs(trials_fresh), refill=True)
+                if scale:
+                    progress(f"{name}: trial {trials_fresh + 2} (inputs scaled by {scale:g})")
+                    checker.check_call(trials_fresh + 1, checker.scaled(trials_fresh + 1, scale))
+                checker.recheck_kept()
+                if name == request.workloads[0]:
+                    checker.check_contract(checker.fresh_inputs(trials_fresh + 2))
+                solution.release()
             if device.type == "cuda" and request.timing:
-                time_workload(task, workload, checker, result, device, request, reference_module)
+                time_workload(task, workload, checker, result, device, request, reference_module, report)
         except TrialFailure as failure:
             result.status = failure.status
             result.message = failure.message
@@ -190,57 +213,105 @@ def _evaluate(
     return finish(status, message)  # type: ignore[no-any-return]
 
 
+class TimedCallSampler:
+    """Timed calls of the solution, with a uniform sample of them kept for checking (reservoir sampling:
+    after n calls each call is a sample with probability SAMPLED_CALLS / n; the decision is made only
+    after the call has finished, and the solution process keeps the outputs until they are fetched)."""
+
+    def __init__(self, checker: WorkloadChecker) -> None:
+        self.checker = checker
+        self.rng = random.SystemRandom()  # the solution process cannot predict which calls are checked
+        self.reservoir: list[int] = []  # the input set (index into TIMING_SLOTS) of each sample
+        self.walls: list[float] = []
+        self.count = 0
+
+    def reset(self) -> None:
+        self.reservoir, self.walls, self.count = [], [], 0
+
+    def timed(self, method: Method) -> Callable[[int, float], CallTime]:
+        def call(index: int, cover: float) -> CallTime:
+            self.count += 1
+            k = index % len(TIMING_SLOTS)
+            reply = self.checker.call(TIMING_SLOTS[k], replay=method == "graph", restore=True, cover_ms=cover)
+            self.walls.append(reply.wall_ms)
+            if len(self.reservoir) < SAMPLED_CALLS or self.rng.random() < SAMPLED_CALLS / self.count:
+                slot = len(self.reservoir) if len(self.reservoir) < SAMPLED_CALLS else self.rng.randrange(SAMPLED_CALLS)
+                self.checker.solution.sample(slot)
+                if slot == len(self.reservoir):
+                    self.reservoir.append(k)
+                else:
+                    self.reservoir[slot] = k
+            return CallTime(reply.ms, reply.launch_ms)
+
+        return call
+
+
 def time_workload(
     task: Task, workload: Workload, checker: WorkloadChecker, result: WorkloadResult, device: torch.device,
-    request: EvalRequest, reference_module: ModuleType,
+    request: EvalRequest, reference_module: ModuleType, report: EvalReport,
 ) -> None:
     """Time the solution (in its process, cross-checked here) and the reference (here); check samples."""
     from workbench.harness.correctness import TrialFailure
     from workbench.harness.devices import floor_ms, peaks_for
+    from workbench.harness.remote import SolutionFailure
+    from workbench.harness.timing import capture_graphs
 
-    mode = task.spec.timing.mode
+    declared = task.spec.timing.mode
     sets = [checker.fresh_inputs(500 + k) for k in range(len(TIMING_SLOTS))]
+    reference_args = [_args(task, s) for s in sets]
     for slot, inputs in zip(TIMING_SLOTS, sets, strict=True):
         checker.send(slot, inputs)
-    torch.cuda.empty_cache()  # leave the device's memory to the solution process while it runs
     plan = TimingPlan(max_time_s=request.max_time_per_workload_s)
-    null_walls = [checker.solution.call(TIMING_SLOTS[0], checker.output_specs, null=True).wall_ms for _ in range(NULL_CALLS)]
-    if mode == "graph":
-        found = checker.solution.capture(list(TIMING_SLOTS), checker.output_specs)
-        if found:
-            raise TrialFailure("policy_violation", found[0].describe(), found)
-    rng = random.SystemRandom()  # the solution process cannot predict which calls are checked
-    reservoir: list[int] = []  # slot index (into sets) of each sampled call, by sample number
-    walls: list[float] = []
-    count = 0
-
-    def call(index: int) -> float:
-        nonlocal count
-        count += 1
-        k = index % len(TIMING_SLOTS)
-        reply = checker.call(TIMING_SLOTS[k], replay=mode == "graph", restore=True)
-        walls.append(reply.wall_ms)
-        # Reservoir sampling: after n calls, each call is a sample with probability R / n. The decision is
-        # made only after the call has finished; the process keeps the outputs, fetched after the loop.
-        if len(reservoir) < SAMPLED_CALLS or rng.random() < SAMPLED_CALLS / count:
-            slot = len(reservoir) if len(reservoir) < SAMPLED_CALLS else rng.randrange(SAMPLED_CALLS)
-            checker.solution.sample(slot)
-            if slot == len(reservoir):
-                reservoir.append(k)
-            else:
-                reservoir[slot] = k
-        return reply.ms
-
-    progress(f"{workload.name}: timing the solution")
-    latency = measure(call, len(TIMING_SLOTS), CLOCKS, plan, mode)
-    progress(f"{workload.name}: checking {len(reservoir)} sampled timed calls")
-    for sample, k in enumerate(reservoir):
-        checker.verify(REFRESH_TRIAL + 1 + sample, sets[k], *checker.fetch(sample=sample))
-    progress(f"{workload.name}: timing the reference")
-    reference, _ = time_calls(reference_module.reference, [_args(task, s) for s in sets], CLOCKS, device, mode, plan)
-    result.latency, result.reference = latency, reference
-    del sets
-    outside = statistics.median(walls[-latency.reps:]) - statistics.median(null_walls)
+    sampler = TimedCallSampler(checker)
+    latency: TimingStats | None = None
+    with phase(result, "timing"):
+        method: Method = "graph"
+        if declared != "graph":
+            progress(f"{workload.name}: timing the solution")
+            torch.cuda.empty_cache()  # leave the device's memory to the solution process while it runs
+            latency = measure(sampler.timed("events"), len(TIMING_SLOTS), CLOCKS, plan, "events")
+            method = choose_mode(declared, latency.median_ms)
+        if method == "graph":
+            reference_error = solution_error = None
+            try:  # the reference must be capturable too: both are timed the same way or neither is
+                capture_graphs(reference_module.reference, reference_args, CLOCKS)
+            except Exception as exc:  # noqa: BLE001 - the reference is not capturable: time both with events
+                reference_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            if reference_error is None:
+                progress(f"{workload.name}: capturing CUDA graphs of the solution")
+                torch.cuda.empty_cache()
+                try:
+                    found = checker.solution.capture(list(TIMING_SLOTS), checker.output_specs)
+                except SolutionFailure as failure:
+                    if failure.status in ("crashed", "timeout"):
+                        raise
+                    solution_error = (failure.message.splitlines() or [failure.status])[0][:200]
+                else:
+                    if found:
+                        raise TrialFailure("policy_violation", found[0].describe(), found)
+            method, result.timing_note = graph_fallback(reference_error, solution_error)
+            if method == "graph" or latency is None:
+                progress(f"{workload.name}: timing the solution ({method})")
+                sampler.reset()
+                latency = measure(sampler.timed(method), len(TIMING_SLOTS), CLOCKS, plan, method)
+        if latency is None:
+            raise RuntimeError("no timing method was chosen")  # unreachable: every branch above measures
+        null_walls = [checker.solution.call(TIMING_SLOTS[0], checker.output_specs, null=True, cover_ms=latency.cover_ms).wall_ms
+                      for _ in range(NULL_CALLS)]
+        progress(f"{workload.name}: checking {len(sampler.reservoir)} sampled timed calls")
+        for sample, k in enumerate(sampler.reservoir):
+            checker.verify(REFRESH_TRIAL + 1 + sample, sets[k], *checker.fetch(sample=sample))
+    with phase(result, "reference_timing"):
+        earlier = [t for t in request.reference_timings
+                   if t.matches(workload.name, method, report.device_name, report.versions)]
+        if earlier:
+            result.reference, result.reference_reused = earlier[-1].stats, True
+        else:
+            progress(f"{workload.name}: timing the reference ({method})")
+            result.reference, _ = time_calls(reference_module.reference, reference_args, CLOCKS, device, method, plan)
+    result.latency = latency
+    del sets, reference_args
+    outside = statistics.median(sampler.walls[-latency.reps:]) - statistics.median(null_walls)
     result.outside_ms = outside
     if outside > OUTSIDE_FACTOR * latency.median_ms + OUTSIDE_SLACK_MS:
         detail = (f"the solution process reported a median of {latency.median_ms:.3f} ms per call, but the checker's "
@@ -254,9 +325,10 @@ def time_workload(
             detail = f"median latency {latency.median_ms:.4f} ms is below the roofline floor {floor:.4f} ms"
             raise TrialFailure("policy_violation", detail, [Violation(rule="below_roofline_floor", detail=detail)])
     result.tflops = task.flops(workload) / (latency.median_ms * 1e-3) / 1e12
-    progress(f"{workload.name}: re-checking correctness after timing")
-    checker.solution.release()
-    checker.check_call(REFRESH_TRIAL, checker.fresh_inputs(REFRESH_TRIAL), keep=False, profile=True)
+    with phase(result, "recheck"):
+        progress(f"{workload.name}: re-checking correctness after timing")
+        checker.solution.release()
+        checker.check_call(REFRESH_TRIAL, checker.fresh_inputs(REFRESH_TRIAL), keep=False, profile=True)
 
 
 def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:

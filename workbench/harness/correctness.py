@@ -105,10 +105,11 @@ class WorkloadChecker:
 
     # -- one call -----------------------------------------------------------------------------
     def call(self, slot: int, *, profile: bool = False, keep: bool = False, replay: bool = False,
-             restore: bool = False) -> CallReply:
+             restore: bool = False, cover_ms: float = 0.0) -> CallReply:
         """One call in the solution process; its reported breaches and output descriptions checked."""
         try:
-            reply = self.solution.call(slot, self.output_specs, profile=profile, keep=keep, replay=replay, restore=restore)
+            reply = self.solution.call(slot, self.output_specs, profile=profile, keep=keep, replay=replay,
+                                       restore=restore, cover_ms=cover_ms)
         except SolutionFailure as failure:
             raise TrialFailure(failure.status, failure.message, failure.violations) from None  # type: ignore[arg-type]
         self.stats.launches += reply.launches

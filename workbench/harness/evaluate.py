@@ -28,6 +28,7 @@ from workbench import paths
 from workbench.catalog.task import Task
 from workbench.harness import policy_static
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
+from workbench.harness.reference_cache import ReferenceCache
 from workbench.harness.remote import die_with_parent
 from workbench.harness.report import EvalReport, WorkloadResult
 
@@ -131,11 +132,14 @@ def evaluate(
     timing: bool = True,
     hide: list[Path] | None = None,
     static_policy: bool = True,
+    reference_cache: Path | None = None,
 ) -> EvalReport:
     """Evaluate solution on task in a fresh checker process. Bad arguments raise ValueError/KeyError.
 
     `hide`: more paths the solution process must not see (a session passes its sessions root).
     `static_policy=False` skips the source check, for tests of the defences behind it only (no CLI flag).
+    `reference_cache`: a JSON file of the reference's timings to reuse while fresh and to add to (a
+    session keeps one; see reference_cache.py).
     """
     device = resolve_device(device)
     solution = Path(solution).resolve()
@@ -150,11 +154,14 @@ def evaluate(
         if refused is not None:
             return refused
     remove_stale_scratch()
+    wall_started = time.perf_counter()
+    cache = ReferenceCache(reference_cache) if reference_cache is not None else None
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         request = EvalRequest(
             task_dir=str(task.dir.resolve()), solution=str(solution), device=device, workloads=names,
             secret=secrets.randbits(62), timing=timing, timeout_s=timeout,
             hidden=hidden_paths(task, [Path(scratch), *(hide or [])]), static_policy=static_policy,
+            reference_timings=cache.fresh(task) if cache is not None else [],
         )
         # The request (with the secret) goes in through stdin and the report comes back through a pipe:
         # neither is a file anything else could read or overwrite.
@@ -193,7 +200,11 @@ def evaluate(
         for reader in readers:
             reader.join(timeout=5)
         partial = results[-1] if results else None
-        return _collect(task, solution, device, names, partial, process.returncode, timed_out, timeout, tail)
+        report = _collect(task, solution, device, names, partial, process.returncode, timed_out, timeout, tail)
+        report.duration_s = time.perf_counter() - wall_started  # the whole evaluation, processes' start included
+        if cache is not None and report.passed:  # a failed evaluation's figures are not trusted for reuse
+            cache.record(task, report)
+        return report
 
 
 def _static_refusal(task: Task, solution: Path, device: str) -> EvalReport | None:

@@ -5,9 +5,26 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from workbench.harness.report import EvalReport
+from workbench.harness.report import EvalReport, TimingStats
 
 PROGRESS_PREFIX = "d2k-progress: "
+
+
+class ReferenceTiming(BaseModel):
+    """The reference's timing on one workload, kept to be reused by later evaluations of the same task
+    files on the same device and versions (`reference_cache.py`)."""
+
+    task: str
+    task_digest: str  # sha256 of the task's files: any change makes a new key
+    workload: str
+    method: str
+    device_name: str
+    versions: dict[str, str]
+    measured_at: float  # time.time()
+    stats: TimingStats
+
+    def matches(self, workload: str, method: str, device_name: str, versions: dict[str, str]) -> bool:
+        return (self.workload, self.method, self.device_name, self.versions) == (workload, method, device_name, versions)
 
 
 class EvalRequest(BaseModel):
@@ -19,8 +36,9 @@ class EvalRequest(BaseModel):
     timing: bool = True
     max_time_per_workload_s: float = 20.0
     timeout_s: float = 900.0
-    hidden: list[str] = []
-    static_policy: bool = True  # False only in tests of the layers behind it (sandbox, checker)  # paths the solution process must not see (tasks, guidance, sessions, scratch)
+    hidden: list[str] = []  # paths the solution process must not see (tasks, guidance, sessions, scratch)
+    static_policy: bool = True  # False only in tests of the layers behind it (sandbox, checker)
+    reference_timings: list[ReferenceTiming] = []  # fresh earlier timings of this task's reference to reuse
 
 
 class WorkerResult(BaseModel):

@@ -47,6 +47,7 @@ class CallReply:
 
     ms: float
     wall_ms: float
+    launch_ms: float  # the host's time to launch the call (it sizes the cover of later calls)
     launches: int
     launch_names: list[str]
     violations: list[Violation]
@@ -194,17 +195,20 @@ class RemoteSolution:
 
     def call(self, slot: int, outputs: list[dict[str, Any]], *, override: dict[str, Any] | None = None,
              profile: bool = False, keep: bool = False, replay: bool = False, null: bool = False,
-             restore: bool = False) -> CallReply:
+             restore: bool = False, cover_ms: float = 0.0) -> CallReply:
+        """One call; `cover_ms`: the blocking kernel queued before its start event (timing.py)."""
         started = time.perf_counter()
         reply, _ = self.request({"op": "call", "slot": slot, "outputs": outputs, "override": override or {},
-                                 "profile": profile, "keep": keep, "replay": replay, "null": null, "restore": restore})
+                                 "profile": profile, "keep": keep, "replay": replay, "null": null, "restore": restore,
+                                 "cover_ms": cover_ms})
         wall_ms = (time.perf_counter() - started) * 1e3
         try:
             described = reply["outputs"]
             if not isinstance(described, list) or not all(isinstance(d, dict) for d in described):
                 raise TypeError("outputs")
             return CallReply(
-                ms=float(reply["ms"]), wall_ms=wall_ms, launches=int(reply["launches"]),
+                ms=float(reply["ms"]), wall_ms=wall_ms, launch_ms=min(float(reply.get("launch_ms", 0.0)), wall_ms),
+                launches=int(reply["launches"]),
                 launch_names=[str(n) for n in reply["launch_names"]], violations=_violations(reply), outputs=described,
                 mutated=[str(n) for n in reply.get("mutated", [])],
             )

@@ -51,6 +51,15 @@ class TimingStats(BaseModel):
     reps: int
     rel_sem: float  # standard error of the mean over the mean
     method: Literal["events", "graph"]
+    cover_ms: float = 0.0  # the blocking kernel queued before each call's start event (host launch kept out)
+    launch_ms: float | None = None  # median host time to launch one call
+    uncovered: int = 0  # calls whose host launch outlasted the cover (part of their launch was timed)
+
+
+# Where an evaluation's time goes, in the order the phases run. "start" is report-level (the checker's
+# set-up, the solution process's start and its import of solution.py); the others are per workload; the
+# rest of duration_s ("other") is mostly the checker's interpreter starting and importing torch.
+PHASES: tuple[str, ...] = ("start", "first_call", "correctness", "timing", "reference_timing", "recheck")
 
 
 class WorkloadResult(BaseModel):
@@ -66,6 +75,9 @@ class WorkloadResult(BaseModel):
     floor_ms: float | None = None
     tflops: float | None = None
     outside_ms: float | None = None  # the checker's own wall-clock view of one timed call (cross-check)
+    timing_note: str = ""  # why the timing mode differs from the task's (a graph that could not be captured)
+    reference_reused: bool = False  # the reference's timing came from an earlier evaluation (same key)
+    phases: dict[str, float] = {}  # seconds spent per phase (see PHASES)
 
     @property
     def latency_ms(self) -> float | None:
@@ -97,6 +109,17 @@ class EvalReport(BaseModel):
     versions: dict[str, str] = {}
     duration_s: float = 0.0
     sandbox: str = ""  # how the solution process was confined ("bubblewrap: ..." or "none: why")
+    start_s: float = 0.0  # the checker's imports, the solution process's start and its import of solution.py
+
+    def phase_totals(self) -> dict[str, float]:
+        """Seconds per phase over the whole evaluation; "other" is what no phase accounts for."""
+        totals = {"start": self.start_s}
+        for workload in self.workloads:
+            for phase, seconds in workload.phases.items():
+                totals[phase] = totals.get(phase, 0.0) + seconds
+        ordered = {p: totals[p] for p in PHASES if p in totals}
+        ordered["other"] = max(0.0, self.duration_s - sum(ordered.values()))
+        return ordered
 
     @property
     def passed(self) -> bool:
@@ -132,6 +155,8 @@ class EvalReport(BaseModel):
             "violations": [v.model_dump() for v in self.violations],
             "message": self.message,
             "sandbox": self.sandbox,
+            "duration_s": self.duration_s,
+            "phases_s": self.phase_totals(),
         }
 
 

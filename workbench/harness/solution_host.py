@@ -27,9 +27,11 @@ import torch
 
 from workbench.harness.guard import CallRecord, Guard, compare_snapshots, snapshot
 from workbench.harness.report import Violation
+from workbench.harness.timing import Clocks, Sleeper
 from workbench.harness.transport import DTYPES, Channel, ChannelClosed
 
 PERF_COUNTER = time.perf_counter  # taken before any solution code runs
+MAX_COVER_MS = 10.0  # a longer cover is a malformed request
 
 
 def describe_exception(exc: BaseException, solution_file: str) -> tuple[str, str]:
@@ -89,6 +91,7 @@ class Host:
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
         self.graph_outputs: dict[int, list[Any]] = {}
         self.flush: torch.Tensor | None = None
+        self.sleeper: Sleeper | None = None
         self.solution_file = ""
 
     # -- messages ------------------------------------------------------------------------------
@@ -128,6 +131,7 @@ class Host:
             props = torch.cuda.get_device_properties(self.device)
             l2 = int(getattr(props, "L2_cache_size", 0) or 64 * 2**20)
             self.flush = torch.empty(2 * l2, dtype=torch.int8, device=self.device)
+            self.sleeper = Sleeper(Clocks(PERF_COUNTER, torch.cuda.Event, torch.cuda.synchronize))  # before solution code
         if os.environ.get("TRITON_INTERPRET") == "1":
             from workbench.harness import interpreter_fix
 
@@ -213,6 +217,7 @@ class Host:
             profiler = profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU])
             profiler.__enter__()
         started = PERF_COUNTER()
+        launching = started
         ended: list[float] = []
 
         def stop() -> None:
@@ -222,7 +227,10 @@ class Host:
 
         try:
             if self.flush is not None:
-                self.flush.zero_()  # queued: evicts L2 while the host launches the call
+                self.flush.zero_()  # queued: evicts L2
+            if self.sleeper is not None:  # the device waits while the host launches the call (timing.py)
+                self.sleeper.sleep(min(float(message.get("cover_ms", 0.0)), MAX_COVER_MS))
+            launching = PERF_COUNTER()
             if begin is not None:
                 begin.record()
             if message.get("null"):  # the same sequence around nothing: the checker's calibration
@@ -257,7 +265,7 @@ class Host:
             if name not in self.state_names and not message.get("null") and not _same_bits(args[name], original)
         ]
         self.channel.send({
-            "ok": True, "ms": ms, "host_ms": host_ms, "launches": record.launches,
+            "ok": True, "ms": ms, "host_ms": host_ms, "launch_ms": (ended[0] - launching) * 1e3, "launches": record.launches,
             "launch_names": sorted(set(record.launch_names)), "violations": [v.model_dump() for v in record.violations],
             "outputs": [self._describe(out, args) for out in outputs], "mutated": mutated,
         })

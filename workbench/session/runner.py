@@ -62,12 +62,19 @@ def make_driver(config: SessionConfig, store: SessionStore, idle_exit: float | N
     raise ValueError(f"driver {config.driver!r} cannot be run from the command line yet")
 
 
-def harness_evaluator(task: Task, device: str, config: SessionConfig, sessions_root: Path) -> Evaluator:
+REFERENCE_CACHE_NAME = "reference-timing.json"
+
+
+def harness_evaluator(task: Task, device: str, config: SessionConfig, sessions_root: Path,
+                      session_dir: Path | None = None) -> Evaluator:
     """Evaluate through the harness with the session's device, workloads and timeout; the sessions root
-    (every session's workspace and log) stays out of the solution process's view."""
+    (every session's workspace and log) stays out of the solution process's view. The reference's
+    timings are reused between the session's evaluations while fresh (harness/reference_cache.py)."""
+    cache = (session_dir or sessions_root / config.id) / REFERENCE_CACHE_NAME
 
     def run(solution: Path) -> EvalReport:
-        return evaluate(task, solution, device, config.workloads, config.eval_timeout_s, hide=[sessions_root])
+        return evaluate(task, solution, device, config.workloads, config.eval_timeout_s, hide=[sessions_root],
+                        reference_cache=cache)
 
     return run
 
@@ -197,7 +204,7 @@ class Runner:
             for bad in contents.bad_lines:
                 self.emit(Error(message=f"events.jsonl line {bad.line} is unreadable: {bad.message}", where="resume"))
             self._queue = EvaluationQueue(
-                self._evaluator or harness_evaluator(task, device, self.config, self.store.root),
+                self._evaluator or harness_evaluator(task, device, self.config, self.store.root, self.session_dir),
                 lambda sha: self._repo.read_bytes(sha, self.config.solution),  # type: ignore[union-attr]
                 self.emit, device, task.id, self.config.solution, self.store.root / LOCKS_DIR,
                 on_finished=lambda rev, report: self._touch(),

@@ -1,0 +1,208 @@
+"""The timing loop's decisions that need no GPU: the launch cover, the timing mode, the graph fallback,
+the reference timings reused within a session, and the time breakdown a user reads."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.catalog import Catalog
+from workbench.cli.eval_cmd import time_line, timing_notes
+from workbench.harness.protocol import ReferenceTiming
+from workbench.harness.reference_cache import ReferenceCache, task_digest
+from workbench.harness.report import EvalReport, TimingStats, WorkloadResult
+from workbench.harness.timing import (
+    GRAPH_THRESHOLD_MS,
+    CallTime,
+    Clocks,
+    CoverPlan,
+    TimingPlan,
+    choose_mode,
+    cover_ms,
+    graph_fallback,
+    measure,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+TASK = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")
+VERSIONS = {"python": "3.12.3", "torch": "2.11.0", "triton": "3.6.0"}
+
+
+# -- the launch cover ---------------------------------------------------------------------------
+def test_cover_is_a_margin_over_the_slowest_usual_launch() -> None:
+    launches = [0.030] * 9 + [0.050]  # ms; the 90th percentile is the slow one
+    assert cover_ms(launches) == pytest.approx(1.5 * 0.050 + 0.01)
+
+
+def test_cover_ignores_a_rare_outlier_launch() -> None:
+    launches = [0.030] * 99 + [5.0]  # one launch held up by the OS: not the cover for every call
+    assert cover_ms(launches) == pytest.approx(1.5 * 0.030 + 0.01)
+
+
+def test_cover_is_bounded_both_ways() -> None:
+    plan = CoverPlan()
+    assert cover_ms([0.001] * 10) == plan.min_ms  # a fast host still gets a floor
+    assert cover_ms([50.0] * 10) == plan.max_ms  # a host that takes 50 ms is not covered: capped
+    assert cover_ms([]) == plan.max_ms  # nothing measured: the largest cover
+
+
+def test_a_slow_host_gets_a_cover_longer_than_its_launch() -> None:
+    launches = [0.200 + 0.01 * (k % 3) for k in range(40)]  # a 200 us Python busy-wait before the launch
+    assert cover_ms(launches) > max(launches)
+
+
+class FakeDevice:
+    """A call whose host launch takes `launch_ms` and whose kernel takes `kernel_ms` of device time."""
+
+    def __init__(self, launch_ms: float, kernel_ms: float) -> None:
+        self.launch_ms, self.kernel_ms = launch_ms, kernel_ms
+        self.covers: list[float] = []
+        self.now = 0.0
+
+    def clock(self) -> float:
+        self.now += 0.0005  # every look at the clock moves it on: the warm-up ends
+        return self.now
+
+    def call(self, index: int, cover: float) -> CallTime:
+        self.covers.append(cover)
+        # device time between the events: the kernel, plus any launch time the cover did not hide
+        return CallTime(self.kernel_ms + max(0.0, self.launch_ms - cover), self.launch_ms)
+
+
+def test_measure_times_warmup_behind_the_largest_cover_then_sizes_it_from_launches() -> None:
+    device = FakeDevice(launch_ms=0.2, kernel_ms=0.02)
+    clocks = Clocks(perf_counter=device.clock, event=object, synchronize=lambda: None)
+    plan = TimingPlan(min_reps=20, max_reps=50, warmup_s=0.01, warmup_calls=3)
+    stats = measure(device.call, 3, clocks, plan, "events")
+    warmup = device.covers[: len(device.covers) - stats.reps]
+    assert warmup and all(c == CoverPlan().max_ms for c in warmup)
+    assert stats.cover_ms == pytest.approx(cover_ms([0.2]))
+    assert all(c == stats.cover_ms for c in device.covers[-stats.reps:])
+    assert stats.median_ms == pytest.approx(0.02)  # the kernel's time, not the host's 0.2 ms
+    assert stats.launch_ms == pytest.approx(0.2) and stats.uncovered == 0
+
+
+def test_calls_that_outlast_the_cover_are_counted() -> None:
+    device = FakeDevice(launch_ms=8.0, kernel_ms=1.0)  # a host slower than the cap
+    clocks = Clocks(perf_counter=device.clock, event=object, synchronize=lambda: None)
+    stats = measure(device.call, 3, clocks, TimingPlan(min_reps=20, max_reps=20, warmup_s=0.0), "events")
+    assert stats.cover_ms == CoverPlan().max_ms
+    assert stats.uncovered == stats.reps == 20
+    assert "20 of 20 calls launched for longer" in timing_notes(_report([_workload("w", latency=stats)]))[0]
+
+
+# -- the timing mode ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("declared", "median", "expected"),
+    [
+        ("graph", None, "graph"),  # declared: always, even before anything was measured
+        ("graph", 5.0, "graph"),
+        ("auto", GRAPH_THRESHOLD_MS / 2, "graph"),  # short calls: graph replay
+        ("auto", GRAPH_THRESHOLD_MS * 2, "events"),
+        ("auto", None, "events"),
+        ("events", GRAPH_THRESHOLD_MS / 10, "events"),  # declared events: never a graph
+    ],
+)
+def test_choose_mode(declared: str, median: float | None, expected: str) -> None:
+    assert choose_mode(declared, median) == expected  # type: ignore[arg-type]
+
+
+def test_graph_only_when_both_sides_were_captured() -> None:
+    assert graph_fallback(None, None) == ("graph", "")
+    method, note = graph_fallback(None, "RuntimeError: operation not permitted when stream is capturing")
+    assert method == "events" and "solution cannot be captured" in note and "operation not permitted" in note
+    method, note = graph_fallback("RuntimeError: .item() during capture", None)
+    assert method == "events" and "reference cannot be captured" in note
+
+
+def test_tasks_default_to_auto_timing() -> None:
+    assert TASK.spec.timing.mode == "auto"
+
+
+# -- the reference's timings reused within a session -------------------------------------------
+def _stats(ms: float, method: str = "events") -> TimingStats:
+    return TimingStats(mean_ms=ms, median_ms=ms, min_ms=ms, max_ms=ms, std_ms=0.0, reps=20, rel_sem=0.0,
+                       method=method)  # type: ignore[arg-type]
+
+
+def _workload(name: str, *, latency: TimingStats | None = None, reference: TimingStats | None = None,
+              reused: bool = False) -> WorkloadResult:
+    return WorkloadResult(name=name, status="passed", latency=latency, reference=reference, reference_reused=reused)
+
+
+def _report(workloads: list[WorkloadResult], status: str = "passed") -> EvalReport:
+    return EvalReport(task=TASK.id, solution="s.py", device="cuda:0", status=status,  # type: ignore[arg-type]
+                      device_name="NVIDIA H200", versions=VERSIONS, workloads=workloads)
+
+
+def test_reference_timings_are_kept_and_offered_while_fresh(tmp_path: Path) -> None:
+    cache = ReferenceCache(tmp_path / "reference-timing.json", max_age_s=100)
+    report = _report([_workload("a", reference=_stats(2.0)), _workload("b", reference=_stats(3.0), reused=True)])
+    assert cache.record(TASK, report, now=1000.0) == 1  # a reused timing is not recorded again
+    (entry,) = cache.fresh(TASK, now=1050.0)
+    assert (entry.workload, entry.stats.median_ms, entry.task_digest) == ("a", 2.0, task_digest(TASK))
+    assert entry.matches("a", "events", "NVIDIA H200", VERSIONS)
+    assert not entry.matches("a", "graph", "NVIDIA H200", VERSIONS)  # another method
+    assert not entry.matches("a", "events", "NVIDIA H100 80GB HBM3", VERSIONS)  # another device
+    assert not entry.matches("a", "events", "NVIDIA H200", {**VERSIONS, "triton": "3.5.0"})  # other versions
+    assert cache.fresh(TASK, now=1101.0) == []  # stale: measured again
+
+
+def test_a_newer_timing_replaces_the_older_one(tmp_path: Path) -> None:
+    cache = ReferenceCache(tmp_path / "reference-timing.json")
+    cache.record(TASK, _report([_workload("a", reference=_stats(2.0))]), now=time.time() - 10)
+    cache.record(TASK, _report([_workload("a", reference=_stats(2.5))]), now=time.time())
+    assert [e.stats.median_ms for e in cache.fresh(TASK)] == [2.5]
+
+
+def test_a_changed_task_file_invalidates_its_timings(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "tasks" / TASK.id
+    shutil.copytree(TASK.dir, copy)
+    task = Catalog(tmp_path / "tasks", REPO / "guidance").task(TASK.id)
+    cache = ReferenceCache(tmp_path / "reference-timing.json")
+    cache.record(task, _report([_workload("a", reference=_stats(2.0))]))
+    assert len(cache.fresh(task)) == 1
+    (copy / "reference.py").write_text((copy / "reference.py").read_text() + "\n# changed\n")
+    assert cache.fresh(task) == []
+
+
+@pytest.mark.parametrize("content", ["", "not json", '{"a": 1}', json.dumps([{"task": "x"}])])
+def test_a_damaged_cache_file_is_an_empty_cache(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "reference-timing.json"
+    path.write_text(content)
+    cache = ReferenceCache(path)
+    assert cache.fresh(TASK) == []
+    assert cache.record(TASK, _report([_workload("a", reference=_stats(1.0))])) == 1  # and is rewritten whole
+    assert len(cache.fresh(TASK)) == 1
+
+
+def test_reference_timing_round_trips_through_the_request() -> None:
+    from workbench.harness.protocol import EvalRequest
+
+    timing = ReferenceTiming(task=TASK.id, task_digest="d", workload="a", method="events", device_name="NVIDIA H200",
+                             versions=VERSIONS, measured_at=1.0, stats=_stats(2.0))
+    request = EvalRequest(task_dir=".", solution="s.py", device="cuda", workloads=["a"], secret=1, reference_timings=[timing])
+    assert EvalRequest.model_validate_json(request.model_dump_json()).reference_timings == [timing]
+
+
+# -- what the user reads --------------------------------------------------------------------------
+def test_time_line_names_each_phase_and_the_remainder() -> None:
+    first = _workload("a")
+    first.phases = {"first_call": 4.0, "correctness": 2.0, "timing": 3.0, "reference_timing": 1.0, "recheck": 0.5}
+    report = _report([first])
+    report.start_s, report.duration_s = 2.0, 14.0
+    line = time_line(report)
+    assert line.startswith("14.0 s: start 2.0 · first call (compile) 4.0 · correctness 2.0 · timing 3.0")
+    assert line.endswith("reference timing 1.0 · re-check 0.5 · other 1.5")
+
+
+def test_notes_say_when_a_workload_was_not_timed_plainly() -> None:
+    w = _workload("a", reused=True)
+    w.timing_note = "the solution cannot be captured in a CUDA graph (x); timed with CUDA events"
+    notes = timing_notes(_report([w]))
+    assert notes == [f"a: {w.timing_note}", "a: the reference's timing was reused from an earlier evaluation of this session"]
