@@ -8,6 +8,7 @@ import pytest
 
 from workbench.catalog import Catalog, CatalogError, parse_config, render
 from workbench.catalog.loader import load_guidance, load_rubric, load_task
+from workbench.errors import UsageError
 
 
 def test_muon_task_loads_with_its_workloads(repo: Path) -> None:
@@ -169,5 +170,5 @@ def test_render_is_cumulative(tmp_path: Path) -> None:
 
 def test_parse_config() -> None:
     assert parse_config("l1+l2") == "L1+L2"
-    with pytest.raises(ValueError, match="expected one of: none, L1, L1\\+L2, L1\\+L2\\+L3"):
+    with pytest.raises(UsageError, match="expected one of: none, L1, L1\\+L2, L1\\+L2\\+L3"):
         parse_config("L2")

@@ -129,3 +129,19 @@ def test_eval_bad_usage_is_exit_2(args: list[str], message: str) -> None:
     code, out, err = _eval_cli(*args)
     assert code == 2
     assert message in err
+
+
+@pytest.mark.parametrize("bug", [KeyError("workloads"), ValueError("bad shape in the checker")])
+def test_an_internal_error_is_a_bug_with_its_traceback_not_bad_usage(monkeypatch: pytest.MonkeyPatch, bug: Exception) -> None:
+    import sys
+
+    eval_cmd = sys.modules["workbench.cli.eval_cmd"]  # the module (the package exports the command's function)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise bug
+
+    monkeypatch.setattr(eval_cmd, "evaluate", broken)
+    result = runner.invoke(app, ["eval", "muon_orthogonalize", str(NAIVE), "--device", "cpu"])
+    assert result.exit_code == 1  # not 2: nothing the user did wrong
+    assert result.exception is bug  # the traceback is shown, not swallowed into one line
+    assert "error:" not in result.stderr

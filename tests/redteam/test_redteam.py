@@ -17,7 +17,7 @@ import pytest
 
 from workbench.catalog import Catalog
 from workbench.harness import EvalReport, evaluate, sandbox
-from workbench.harness.evaluate import resolve_device
+from workbench.device import resolve_device
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -6,6 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workbench.errors import UsageError
+
 Level = Literal["L1", "L2", "L3"]
 LEVELS: tuple[Level, ...] = ("L1", "L2", "L3")
 LEVEL_NAMES: dict[Level, str] = {
@@ -95,12 +97,12 @@ def levels_of(config: GuidanceConfig) -> tuple[Level, ...]:
 
 
 def parse_config(text: str) -> GuidanceConfig:
-    """Accept none, L1, L1+L2, L1+L2+L3 (case-insensitive); anything else is a ValueError."""
+    """Accept none, L1, L1+L2, L1+L2+L3 (case-insensitive); anything else is a UsageError."""
     normalised = text.strip().upper().replace(" ", "")
     for config in CONFIGS:
         if normalised == config.upper():
             return config
-    raise ValueError(f"unknown guidance configuration {text!r}; expected one of: {', '.join(CONFIGS)}")
+    raise UsageError(f"unknown guidance configuration {text!r}; expected one of: {', '.join(CONFIGS)}")
 
 
 def render(guidance: Guidance | None, config: GuidanceConfig) -> str:

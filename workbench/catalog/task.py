@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from workbench.errors import UsageError
+
 from workbench.catalog import expressions
 
 TensorDtype = Literal[
@@ -273,7 +275,7 @@ class Task(BaseModel):
             if workload.name == name:
                 return workload
         known = ", ".join(w.name for w in [*self.spec.workloads, *self.spec.smoke_workloads])
-        raise KeyError(f"task {self.id} has no workload {name!r} (known: {known})")
+        raise UsageError(f"task {self.id} has no workload {name!r} (known: {known})")
 
     def tolerance_for(self, workload: Workload) -> ToleranceRule:
         """The smoke rule for smoke workloads where the task gives one, else the main rule."""

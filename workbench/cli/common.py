@@ -12,7 +12,8 @@ import typer
 from rich.console import Console
 
 from workbench import paths
-from workbench.catalog import Catalog, CatalogError
+from workbench.catalog import Catalog
+from workbench.errors import WorkbenchError
 
 # Exit codes used by every command.
 EXIT_OK = 0
@@ -52,14 +53,12 @@ def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn the errors a user can cause (bad files, bad values) into a message and exit code 2."""
+    """Turn the errors a user can cause (workbench.errors: bad files, bad values, unusable sessions) into
+    one line on stderr and exit code 2. Anything else is a bug and keeps its traceback."""
     try:
         yield
-    except CatalogError as exc:
-        raise fail(str(exc)) from None
-    except (ValueError, KeyError) as exc:
-        message = exc.args[0] if exc.args else str(exc)
-        raise fail(str(message)) from None
+    except WorkbenchError as exc:
+        raise fail(exc.message) from None
 
 
 def write_stdout(text: str) -> None:

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from workbench.catalog import parse_config
+from workbench.errors import SessionError, UsageError
 from workbench.cli.common import (
     EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout,
 )
@@ -39,32 +40,19 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tex
 
 @contextmanager
 def session_errors() -> Iterator[None]:
-    """user_errors() plus the session layer's own: all exit 2 with a message on stderr."""
-    from workbench.session.config import ConfigError
-    from workbench.session.eventlog import SessionLocked
-    from workbench.session.store import SessionNotFound
-    from workbench.session.workspace import WorkspaceError
-
+    """user_errors(), and a sessions root that cannot be written: exit 2 with a message on stderr."""
     with user_errors():
         try:
             yield
-        except SessionNotFound as exc:
-            raise fail(str(exc)) from None
-        except (ConfigError, WorkspaceError, SessionLocked) as exc:
-            raise fail(str(exc)) from None
         except PermissionError as exc:
             raise fail(f"cannot write {exc.filename or 'the sessions root'}: permission denied") from None
 
 
 def _device(device: str) -> str:
-    from workbench.harness import resolve_device
-    from workbench.session.config import DEVICE_PATTERN
+    """"auto" resolved here; a named device only checked for syntax (the session may run elsewhere)."""
+    from workbench.device import check_device_name, resolve_device
 
-    if device == "auto":
-        return resolve_device("auto")
-    if not DEVICE_PATTERN.match(device):
-        raise ValueError(f"unknown device {device!r}; expected cpu, cuda or cuda:N")
-    return device
+    return resolve_device("auto") if device == "auto" else check_device_name(device)
 
 
 def _print_event(event: Event) -> None:
@@ -261,10 +249,10 @@ def export_cmd(
         store = SessionStore(sessions_dir)
         ref = store.resolve(session_id)
         if store.is_running(ref):
-            raise ValueError(f"session {ref.id} is being run; export it when it has finished")
+            raise SessionError(f"session {ref.id} is being run; export it when it has finished")
         target = dest / ref.id if dest.is_dir() and dest.name != ref.id else dest
         if target.exists() and any(target.iterdir()):
-            raise ValueError(f"{target} exists and is not empty")
+            raise UsageError(f"{target} exists and is not empty")
         target.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ref.config_path, target / ref.config_path.name)
         shutil.copy2(ref.log_path, target / ref.log_path.name)

@@ -3,7 +3,8 @@
 Imports only the catalog; never sessions, agents or the UI.
 """
 
-from workbench.harness.evaluate import evaluate, resolve_device
+from workbench.device import resolve_device
+from workbench.harness.evaluate import evaluate
 from workbench.harness.report import STATUSES, EvalReport, Status, Violation, WorkloadResult
 
 __all__ = ["STATUSES", "EvalReport", "Status", "Violation", "WorkloadResult", "evaluate", "resolve_device"]

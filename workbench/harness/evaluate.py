@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workbench import paths
+from workbench.device import resolve_device
+from workbench.errors import UsageError
 from workbench.catalog.task import Task
 from workbench.harness import policy_static
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
@@ -37,22 +39,6 @@ SECRET_ENV = re.compile(r"(_KEY|_TOKEN|SECRET|PASSWORD|CREDENTIAL)|^(OPENAI|ANTH
 DEFAULT_TIMEOUT_S = {"cpu": 900.0, "cuda": 1800.0}
 CPU_ADDRESS_LIMIT = 16 * 2**30  # bytes of address space for a CPU checker and its solution process
 GRACE_S = 30.0  # beyond the evaluation's timeout, for the checker to report a timeout itself
-
-
-def resolve_device(device: str) -> str:
-    """'auto' -> cuda when a GPU is present, else cpu; validate cpu|cuda|cuda:N."""
-    if device == "auto":
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu" or re.fullmatch(r"cuda(:\d+)?", device):
-        if device.startswith("cuda"):
-            import torch
-
-            if not torch.cuda.is_available():
-                raise ValueError(f"device {device!r} was asked for but no CUDA GPU is available here")
-        return device
-    raise ValueError(f"unknown device {device!r}; expected cpu, cuda or cuda:N")
 
 
 def default_workloads(task: Task, device: str) -> list[str]:
@@ -134,7 +120,7 @@ def evaluate(
     static_policy: bool = True,
     reference_cache: Path | None = None,
 ) -> EvalReport:
-    """Evaluate solution on task in a fresh checker process. Bad arguments raise ValueError/KeyError.
+    """Evaluate solution on task in a fresh checker process. Bad arguments raise UsageError.
 
     `hide`: more paths the solution process must not see (a session passes its sessions root).
     `static_policy=False` skips the source check, for tests of the defences behind it only (no CLI flag).
@@ -144,7 +130,7 @@ def evaluate(
     device = resolve_device(device)
     solution = Path(solution).resolve()
     if not solution.is_file():
-        raise ValueError(f"solution file not found: {solution}")
+        raise UsageError(f"solution file not found: {solution}")
     names = workloads or default_workloads(task, device)
     for name in names:
         task.workload(name)  # KeyError naming the known workloads

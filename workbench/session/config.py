@@ -15,16 +15,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from workbench.catalog.guidance import GuidanceConfig
+from workbench.device import DEVICE_PATTERN, bad_device_message
+from workbench.errors import SessionError
 
 CONFIG_NAME = "session.toml"
 FORMAT_VERSION = 1
 DriverName = Literal["human", "command", "replay", "agent"]
 DRIVERS: tuple[DriverName, ...] = ("human", "command", "replay")  # the ones `session new` offers today
-DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-class ConfigError(ValueError):
+class ConfigError(SessionError):
     """A session.toml that is missing or invalid."""
 
 
@@ -53,7 +54,7 @@ class SessionConfig(BaseModel):
     @classmethod
     def _device(cls, value: str) -> str:
         if not DEVICE_PATTERN.match(value):
-            raise ValueError(f"unknown device {value!r}; expected cpu, cuda or cuda:N")
+            raise ValueError(bad_device_message(value))
         return value
 
 

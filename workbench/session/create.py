@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from workbench.errors import UsageError
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
 from workbench.session.config import DRIVERS, SessionConfig, collect_versions, new_session_id, write_config
 from workbench.session.integrity import create_key
@@ -68,39 +69,39 @@ def create_session(
     unsandboxed: bool = False,
     now: datetime | None = None,
 ) -> SessionRef:
-    """Validate the request, then write sessions/<id>/ (session.toml, workspace/). ValueError for bad input."""
+    """Validate the request, then write sessions/<id>/ (session.toml, workspace/). UsageError for bad input."""
     if driver not in DRIVERS:
-        raise ValueError(f"unknown driver {driver!r}; expected one of: {', '.join(DRIVERS)}")
+        raise UsageError(f"unknown driver {driver!r}; expected one of: {', '.join(DRIVERS)}")
     if driver == "command" and not (command and command.strip()):
-        raise ValueError("--driver command needs --command CMD (the shell command to run in the workspace)")
+        raise UsageError("--driver command needs --command CMD (the shell command to run in the workspace)")
     if driver != "command" and command:
-        raise ValueError("--command is only for --driver command")
+        raise UsageError("--command is only for --driver command")
     if driver != "command" and unsandboxed:
-        raise ValueError("--unsandboxed is only for --driver command")
+        raise UsageError("--unsandboxed is only for --driver command")
     if driver == "command" and not unsandboxed:
         from workbench.harness import sandbox
 
         info = sandbox.status(device)
         if info.kind == "none":
-            raise ValueError(f"the command driver's sandbox cannot start here ({info.detail}); pass --unsandboxed "
+            raise UsageError(f"the command driver's sandbox cannot start here ({info.detail}); pass --unsandboxed "
                              "to run the command without one (recorded in session.toml)")
     if driver == "replay" and not from_session:
-        raise ValueError("--driver replay needs --from SESSION (the recorded session to replay)")
+        raise UsageError("--driver replay needs --from SESSION (the recorded session to replay)")
     if driver != "replay" and from_session:
-        raise ValueError("--from is only for --driver replay")
+        raise UsageError("--from is only for --driver replay")
     task = catalog.task(task_id)  # CatalogError names the known tasks
     if from_session:
         source = store.load(store.resolve(from_session)).config
         if source.task != task.id:
-            raise ValueError(f"session {source.id} is a {source.task} session, not {task.id}")
+            raise UsageError(f"session {source.id} is a {source.task} session, not {task.id}")
         from_session = source.id
     for name in workloads or []:
-        task.workload(name)  # KeyError naming the known workloads
+        task.workload(name)  # UsageError naming the known workloads
     guidance_text = ""
     if guidance != "none":
         shipped = catalog.guidance(task.id)
         if shipped is None:
-            raise ValueError(f"task {task.id} ships no guidance; use --guidance none")
+            raise UsageError(f"task {task.id} ships no guidance; use --guidance none")
         guidance_text = render(shipped, guidance)
     created = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
     config = SessionConfig(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
+from workbench.errors import SessionError
 from workbench.harness.remote import die_with_parent
 from workbench.session.config import SessionConfig
 from workbench.session.events import DriverOutput, Event
@@ -156,7 +157,7 @@ class CommandDriver:
         command, info = sandbox.wrap(argv, device=ctx.config.device, env=env, hidden=hidden, readable=readable,
                                      writable=[ctx.workspace], network=True, chdir=ctx.workspace)
         if info.kind == "none":
-            raise RuntimeError(f"the command's sandbox cannot start ({info.detail}); create the session with "
+            raise SessionError(f"the command's sandbox cannot start ({info.detail}); create the session with "
                                "--unsandboxed to run it without one")
         return command, sandbox.launcher_env(), info
 

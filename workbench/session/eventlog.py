@@ -13,6 +13,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
+from workbench.errors import SessionError
 from workbench.session.events import EVENT_ADAPTER, Event
 from workbench.session.integrity import Chain
 from workbench.session.secrets import redact, secret_values
@@ -21,7 +22,7 @@ LOG_NAME = "events.jsonl"
 LOCK_NAME = ".runner.lock"
 
 
-class SessionLocked(Exception):
+class SessionLocked(SessionError):
     """Another runner holds this session."""
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from workbench.errors import SessionError, UsageError
 from workbench.catalog import Catalog, Task
 from workbench.harness import EvalReport, evaluate, resolve_device
 from workbench.session.config import SessionConfig, collect_versions, load_config
@@ -59,7 +60,7 @@ def make_driver(config: SessionConfig, store: SessionStore, idle_exit: float | N
     if config.driver == "replay":
         assert config.from_session, "session.toml of a replay session has no from_session"
         return ReplayDriver(store, config.from_session)
-    raise ValueError(f"driver {config.driver!r} cannot be run from the command line yet")
+    raise UsageError(f"driver {config.driver!r} cannot be run from the command line yet")
 
 
 REFERENCE_CACHE_NAME = "reference-timing.json"
@@ -88,7 +89,7 @@ class Runner:
         on_event: Callable[[Event], None] | None = None, poll_s: float = 2.0,
     ) -> None:
         if ref.read_only:
-            raise ValueError(f"session {ref.id} is a shipped example and read-only; "
+            raise SessionError(f"session {ref.id} is a shipped example and read-only; "
                              f"replay it instead: d2k-workbench replay {ref.id}")
         self.store = store
         self.ref = ref
@@ -155,7 +156,7 @@ class Runner:
             for name, content in files.items():
                 target = (root / name).resolve()
                 if root not in target.parents:
-                    raise ValueError(f"{name!r} is outside the workspace")
+                    raise UsageError(f"{name!r} is outside the workspace")
                 if content is None:
                     target.unlink(missing_ok=True)
                 else:

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from workbench import paths
+from workbench.errors import SessionError
 from workbench.session.config import CONFIG_NAME, ConfigError, SessionConfig, load_config
 from workbench.session.eventlog import LOCK_NAME, BadLine, LogTail, read_log
 from workbench.session.layout import SessionRef
@@ -28,11 +29,8 @@ from workbench.session.workspace import Workspace, WorkspaceError
 EXAMPLES_DIR = paths.REPO_ROOT / "sessions" / "examples"
 
 
-class SessionNotFound(KeyError):
+class SessionNotFound(SessionError):
     """No session with that id (the message lists where the store looked)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 @dataclass

@@ -13,6 +13,7 @@ from pathlib import Path
 from git import Repo
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
+from workbench.errors import SessionError
 from workbench.session.secrets import find_secret
 
 IGNORED = (
@@ -25,11 +26,11 @@ _EMAIL_DOMAIN = "d2k-workbench.invalid"
 _SEP_RECORD, _SEP_FIELD = "\x1e", "\x1f"
 
 
-class WorkspaceError(RuntimeError):
+class WorkspaceError(SessionError):
     """The workspace is missing or is not a usable git repository."""
 
 
-class SecretInWorkspace(ValueError):
+class SecretInWorkspace(WorkspaceError):
     """A file about to be committed holds the value of a secret environment variable."""
 
 

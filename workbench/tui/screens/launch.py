@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
+from workbench.errors import UsageError, WorkbenchError
 from workbench.catalog import CONFIGS, GuidanceConfig
 from workbench.session.create import create_session
 from workbench.session.layout import SessionRef
@@ -35,7 +36,7 @@ class LaunchRequest:
 def launch(context: WorkbenchContext, request: LaunchRequest) -> tuple[SessionRef, int, str]:
     """Create the session and start `d2k-workbench session run ID` detached (it outlives the app).
 
-    Returns the session, the runner's pid and the path of its log file. ValueError for a bad request."""
+    Returns the session, the runner's pid and the path of its log file. WorkbenchError for a bad request."""
     ref = create_session(context.store, context.catalog, request.task, guidance=request.guidance,
                          driver=request.driver, command=request.command, device=request.device)
     log_path = ref.dir / RUNNER_LOG
@@ -106,7 +107,7 @@ class LaunchScreen(WorkbenchModal):
     def request(self) -> LaunchRequest:
         task = self.query_one("#launch-task", Select).value
         if not isinstance(task, str):
-            raise ValueError("choose a task")
+            raise UsageError("choose a task")
         driver = str(self.query_one("#launch-driver", Select).value)
         command = self.query_one("#launch-command", Input).value.strip() or None
         return LaunchRequest(task, self.query_one("#launch-guidance", Select).value,  # type: ignore[arg-type]
@@ -119,8 +120,8 @@ class LaunchScreen(WorkbenchModal):
         try:
             request = self.request()
             if request.driver == "command" and not request.command:
-                raise ValueError("the command driver needs a command")
-        except ValueError as exc:
+                raise UsageError("the command driver needs a command")
+        except WorkbenchError as exc:
             self.query_one("#launch-error", Static).update(str(exc))
             return
         self.launching = True
@@ -131,7 +132,7 @@ class LaunchScreen(WorkbenchModal):
     def start_session(self, request: LaunchRequest) -> None:
         try:
             ref, pid, log = launch(self.context, request)
-        except ValueError as exc:
+        except WorkbenchError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
         except Exception:
