@@ -22,13 +22,11 @@ EXIT_USAGE = 2  # bad usage, or a bad task/guidance file
 
 TasksDir = Annotated[
     Path | None,
-    typer.Option("--tasks-dir", envvar="D2K_TASKS_DIR", help="Root of task folders (default: the repository's tasks/)."),
+    typer.Option("--tasks-dir", help=f"Root of task folders (default: {paths.default_help('tasks')})."),
 ]
 GuidanceDir = Annotated[
     Path | None,
-    typer.Option(
-        "--guidance-dir", envvar="D2K_GUIDANCE_DIR", help="Root of guidance folders (default: the repository's guidance/)."
-    ),
+    typer.Option("--guidance-dir", help=f"Root of guidance folders (default: {paths.default_help('guidance')})."),
 ]
 
 

@@ -55,7 +55,7 @@ PASSED_ENV = re.compile(
 
 def worker_env(device: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if PASSED_ENV.match(k) and not SECRET_ENV.search(k)}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(paths.REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(paths.IMPORT_ROOT), env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"

@@ -89,8 +89,8 @@ class RemoteSolution:
             env["CUDA_VISIBLE_DEVICES"] = ids[index]
             device_arg = torch.device("cuda:0")
         search_path = [p for p in sys.path if p and Path(p).is_dir() and not _holds_hidden(Path(p), self.hidden, exact=True)]
-        if str(paths.REPO_ROOT) not in search_path:
-            search_path.insert(0, str(paths.REPO_ROOT))
+        if str(paths.IMPORT_ROOT) not in search_path:
+            search_path.insert(0, str(paths.IMPORT_ROOT))
         solution_dir = Path(self.solution).resolve().parent
         argv = [sys.executable, "-I", "-c", HOST_CODE.format(path=search_path), str(theirs.fileno())]
         readable = [*sandbox.default_readable(), *(Path(p) for p in search_path if not _holds_hidden(Path(p), self.hidden)),
@@ -270,7 +270,7 @@ def _holds_hidden(path: Path, hidden: Sequence[Path], exact: bool = False) -> bo
     """True when exposing path would show a hidden path (path is it or one of its parents); with
     `exact`, only when path is itself hidden or inside a hidden path."""
     resolved = path.resolve()
-    for h in [*hidden, paths.REPO_ROOT / "tasks"]:
+    for h in [*hidden, paths.DEFAULTS["tasks"]]:
         target = Path(h).resolve()
         if exact:
             if resolved == target or target in resolved.parents:

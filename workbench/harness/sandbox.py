@@ -93,7 +93,7 @@ class SandboxInfo:
 # -- finding and probing bwrap ------------------------------------------------------------------
 def local_bwrap() -> Path:
     """Where scripts/install_bwrap.sh puts bwrap: the repository's git-ignored .tools/ folder."""
-    return paths.REPO_ROOT / ".tools" / "bubblewrap" / "usr" / "bin" / "bwrap"
+    return paths.TOOLS_DIR / "bubblewrap" / "usr" / "bin" / "bwrap"
 
 
 def _executable(path: Path) -> bool:

@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from workbench.catalog.guidance import GuidanceConfig
 from workbench.device import DEVICE_PATTERN, bad_device_message
@@ -49,6 +49,15 @@ class SessionConfig(BaseModel):
     solution: str = "solution.py"  # the file evaluated, relative to the workspace
     created: datetime
     versions: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _driver_fields(self) -> SessionConfig:
+        """Each driver's own fields: a command session has its command, a replay its recorded session."""
+        if self.driver == "command" and not self.command:
+            raise ValueError("a command session needs `command` (the shell command run in the workspace)")
+        if self.driver == "replay" and not self.from_session:
+            raise ValueError("a replay session needs `from_session` (the recorded session to replay)")
+        return self
 
     @field_validator("device")
     @classmethod

@@ -11,6 +11,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,14 +55,14 @@ def make_driver(config: SessionConfig, store: SessionStore, idle_exit: float | N
     """`hidden`: more folders a sandboxed command must not see (the catalogue's tasks and guidance)."""
     if config.driver == "human":
         return HumanDriver(idle_exit)
-    if config.driver == "command":
-        assert config.command, "session.toml of a command session has no command"
+    if config.driver == "command" and config.command:  # SessionConfig requires the command
         return CommandDriver(config.command, hidden=hidden or [])
-    if config.driver == "replay":
-        assert config.from_session, "session.toml of a replay session has no from_session"
+    if config.driver == "replay" and config.from_session:  # and the recorded session
         return ReplayDriver(store, config.from_session)
     raise UsageError(f"driver {config.driver!r} cannot be run from the command line yet")
 
+
+T = TypeVar("T")
 
 REFERENCE_CACHE_NAME = "reference-timing.json"
 
@@ -115,16 +116,23 @@ class Runner:
         self._keep_all = self.config.driver == "replay"
         self._repo_broken = False
 
+    @staticmethod
+    def _running(part: T | None) -> T:
+        """A part the runner has while it runs (writer, queue, workspace); calling in before run() is a bug."""
+        if part is None:
+            raise RuntimeError("the runner is not running: call run() first")
+        return part
+
     # ---- DriverContext ---------------------------------------------------------------------------
 
     def emit(self, event: Event) -> Event:
         with self._log_lock:
-            assert self._writer is not None, "the runner is not running"
-            self._writer.append(event)
+            writer = self._running(self._writer)
+            writer.append(event)
             self._state.apply(event)
             if event.type in RESULT_EVENTS:  # the agent's read-only view of its evaluations
                 with (self.session_dir / RESULTS_NAME).open("ab") as feed:
-                    feed.write(redact(event.model_dump_json(exclude={"mac"}), self._writer.secrets).encode() + b"\n")
+                    feed.write(redact(event.model_dump_json(exclude={"mac"}), writer.secrets).encode() + b"\n")
             if self._on_event is not None:
                 self._on_event(event)
             return event
@@ -133,12 +141,11 @@ class Runner:
         return self._state
 
     def commit(self, message: str = "", replay_of: int | None = None) -> int | None:
-        assert self._repo is not None and self._queue is not None
+        repo, queue, writer = self._running(self._repo), self._running(self._queue), self._running(self._writer)
         with self._commit_lock:
             rev = max(self._state.revisions, default=0) + 1
-            assert self._writer is not None
             try:
-                info = self._repo.commit_all(self.config.driver, message or f"revision {rev}", self._writer.secrets)
+                info = repo.commit_all(self.config.driver, message or f"revision {rev}", writer.secrets)
             except SecretInWorkspace as refused:
                 self.emit(Error(message=f"revision refused, nothing committed: {refused}", where="commit"))
                 return None
@@ -147,7 +154,7 @@ class Runner:
             self.emit(Revision(rev=rev, sha=info.sha, files=info.files, author=info.author, message=info.message,
                                replay_of=replay_of))
             self._last_activity = time.monotonic()
-            self._queue.submit(rev, info.sha, keep=self._keep_all)
+            queue.submit(rev, info.sha, keep=self._keep_all)
             return rev
 
     def write_files(self, files: Mapping[str, bytes | None], message: str = "", replay_of: int | None = None) -> int | None:
@@ -165,19 +172,18 @@ class Runner:
             return self.commit(message, replay_of)
 
     def wait_evaluated(self, rev: int, timeout: float | None = None) -> bool:
-        assert self._queue is not None
+        queue = self._running(self._queue)
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.stop.is_set():
             step = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
             if step <= 0:
                 return False
-            if self._queue.wait_done(rev, step):
+            if queue.wait_done(rev, step):
                 return True
         return False
 
     def idle_seconds(self) -> float:
-        assert self._queue is not None
-        if self._queue.busy():
+        if self._running(self._queue).busy():
             return 0.0
         return time.monotonic() - self._last_activity
 
@@ -247,9 +253,9 @@ class Runner:
 
     def _reconcile(self) -> None:
         """Bring the log up to date with the workspace after a start or a crash."""
-        assert self._repo is not None and self._queue is not None
+        repo, queue = self._running(self._repo), self._running(self._queue)
         recorded = self._state.revisions
-        for number, commit in enumerate(self._repo.history(), start=1):
+        for number, commit in enumerate(repo.history(), start=1):
             known = recorded.get(number)
             if known is None:  # committed, but the runner died before logging it
                 self.emit(Revision(rev=number, sha=commit.sha, files=commit.files, author=commit.author,
@@ -258,7 +264,7 @@ class Runner:
                 self.emit(Error(message=f"revision {number} is {known.sha[:12]} in the log but {commit.sha[:12]} "
                                         "in the workspace history (was the history rewritten?)", where="resume"))
         for revision in self._state.unevaluated():  # never evaluated, or cut off mid-evaluation
-            self._queue.submit(revision.rev, revision.sha, keep=True)
+            queue.submit(revision.rev, revision.sha, keep=True)
         self.commit("edits found when the runner started")
 
     def _on_burst(self, paths: set[str]) -> None:
@@ -267,8 +273,7 @@ class Runner:
         try:
             self.commit()
         except Exception as exc:  # keep watching; a later burst or the final commit will retry
-            assert self._repo is not None
-            problem = self._repo.problem()
+            problem = self._running(self._repo).problem()
             if problem is None:
                 self.emit(Error(message=f"commit failed: {type(exc).__name__}: {exc}", where="watcher"))
                 return

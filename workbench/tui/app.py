@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import traceback
+
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -11,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker
 
+from workbench.errors import WorkbenchError
 from workbench.session.layout import SessionRef
 from workbench.tui.context import WorkbenchContext
 from workbench.tui.screens.help import HelpScreen
@@ -47,9 +50,15 @@ class WorkbenchApp(App[None]):
     # ---- the one error router --------------------------------------------------------------------
 
     def route_worker_error(self, worker: Worker[object]) -> None:
-        """Turn a worker's exception into one visible notice (never a crash of the app)."""
+        """Turn a worker's exception into one visible notice (never a crash of the app): a WorkbenchError
+        by its message; anything else, a bug, by its type and message, with its traceback in the log."""
         error = worker.error
-        text = f"{type(error).__name__}: {error}" if error is not None else "unknown error"
+        if isinstance(error, WorkbenchError):
+            text = error.message
+        else:
+            text = f"{type(error).__name__}: {error}" if error is not None else "unknown error"
+            if error is not None:
+                self.log.error("".join(traceback.format_exception(error)))
         self.report_error(worker.name or worker.group, text)
 
     def report_error(self, where: str, text: str) -> None:

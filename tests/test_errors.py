@@ -1,0 +1,71 @@
+"""Errors a user can cause are WorkbenchErrors with a message for them; config is validated by its model."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from workbench.catalog import CatalogError
+from workbench.device import check_device_name, resolve_device
+from workbench.errors import SessionError, UsageError, WorkbenchError
+from workbench.session.config import ConfigError, SessionConfig, load_config, write_config
+from workbench.session.eventlog import SessionLocked
+from workbench.session.store import SessionNotFound
+from workbench.session.workspace import SecretInWorkspace, WorkspaceError
+
+
+@pytest.mark.parametrize(
+    "kind", [UsageError, SessionError, CatalogError, ConfigError, SessionNotFound, SessionLocked, WorkspaceError,
+             SecretInWorkspace],
+)
+def test_every_error_a_user_can_cause_is_a_workbench_error(kind: type[Exception]) -> None:
+    assert issubclass(kind, WorkbenchError)
+    assert not issubclass(kind, (KeyError, ValueError))  # so a bug's KeyError/ValueError is never taken for one
+
+
+def test_the_message_is_the_whole_text() -> None:
+    error = UsageError("unknown device 'tpu'; expected cpu, cuda or cuda:N")
+    assert str(error) == error.message == "unknown device 'tpu'; expected cpu, cuda or cuda:N"
+    assert str(CatalogError("tasks/x/task.toml", "Field required", "category")) == "tasks/x/task.toml: category: Field required"
+
+
+@pytest.mark.parametrize("name", ["tpu", "cuda:", "CUDA", "cuda:x", "", "cpu "])
+def test_bad_device_names_are_usage_errors(name: str) -> None:
+    with pytest.raises(UsageError, match="expected cpu, cuda or cuda:N"):
+        check_device_name(name)
+
+
+def test_good_device_names_pass_without_a_gpu() -> None:
+    assert [check_device_name(n) for n in ("cpu", "cuda", "cuda:3")] == ["cpu", "cuda", "cuda:3"]
+    assert resolve_device("cpu") == "cpu"
+
+
+def _config(**fields: object) -> dict[str, object]:
+    base: dict[str, object] = {"id": "s1", "task": "muon_orthogonalize", "driver": "human", "device": "cpu",
+                               "created": datetime(2026, 12, 1, tzinfo=timezone.utc)}
+    return {**base, **fields}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"driver": "command"}, "a command session needs `command`"),
+        ({"driver": "replay"}, "a replay session needs `from_session`"),
+        ({"device": "tpu"}, "unknown device 'tpu'"),
+    ],
+)
+def test_a_session_config_missing_its_drivers_fields_is_refused_by_the_model(
+    tmp_path: Path, fields: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        SessionConfig.model_validate(_config(**fields))
+    good = SessionConfig.model_validate(_config())
+    write_config(tmp_path, good)
+    text = (tmp_path / "session.toml").read_text()
+    key, value = next(iter(fields.items()))
+    (tmp_path / "session.toml").write_text(text.replace('driver = "human"', f'{key} = "{value}"') if key == "driver"
+                                           else text.replace('device = "cpu"', f'device = "{value}"'))
+    with pytest.raises(ConfigError, match=message):
+        load_config(tmp_path)
