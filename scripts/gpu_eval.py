@@ -16,8 +16,13 @@ task = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")
 import time  # noqa: E402
 
 start = time.perf_counter()
-report = evaluate(task, Path(sys.argv[1]), "cuda", sys.argv[3:] or None,
-                  on_progress=lambda m: print(f"  .. {time.perf_counter() - start:6.1f} s {m}", flush=True))
+report = evaluate(
+    task,
+    Path(sys.argv[1]),
+    "cuda",
+    sys.argv[3:] or None,
+    on_progress=lambda m: print(f"  .. {time.perf_counter() - start:6.1f} s {m}", flush=True),
+)
 Path(sys.argv[2]).write_text(report.model_dump_json(indent=2))
 print(report.status, report.message[:300])
 print(f"sandbox: {getattr(report, 'sandbox', '-')}; evaluation {report.duration_s:.1f} s")
@@ -25,9 +30,11 @@ if hasattr(report, "phase_totals"):  # the harness of the timing issue on
     print("phases (s): " + ", ".join(f"{k} {v:.1f}" for k, v in report.phase_totals().items()))
 for w in report.workloads:
     lat, ref = w.latency, w.reference
-    print(f"{w.name:18s} {w.status:10s} err={w.rel_err or 0:.2e} bound={w.error_bound or 0:.2e} "
-          f"ms={lat.median_ms if lat else 0:.3f} (mean {lat.mean_ms if lat else 0:.3f}, min {lat.min_ms if lat else 0:.3f}, "
-          f"sem {lat.rel_sem if lat else 0:.2%}, n={lat.reps if lat else 0}) ref={ref.median_ms if ref else 0:.3f} "
-          f"speedup={w.speedup or 0:.3f} tflops={w.tflops or 0:.0f} floor={w.floor_ms or 0:.3f} "
-          f"outside={getattr(w, 'outside_ms', None) or 0:.3f} cover={getattr(lat, 'cover_ms', 0) if lat else 0:.3f} "
-          f"method={lat.method if lat else '-'} {getattr(w, 'timing_note', '')}")
+    print(
+        f"{w.name:18s} {w.status:10s} err={w.rel_err or 0:.2e} bound={w.error_bound or 0:.2e} "
+        f"ms={lat.median_ms if lat else 0:.3f} (mean {lat.mean_ms if lat else 0:.3f}, min {lat.min_ms if lat else 0:.3f}, "
+        f"sem {lat.rel_sem if lat else 0:.2%}, n={lat.reps if lat else 0}) ref={ref.median_ms if ref else 0:.3f} "
+        f"speedup={w.speedup or 0:.3f} tflops={w.tflops or 0:.0f} floor={w.floor_ms or 0:.3f} "
+        f"outside={getattr(w, 'outside_ms', None) or 0:.3f} cover={getattr(lat, 'cover_ms', 0) if lat else 0:.3f} "
+        f"method={lat.method if lat else '-'} {getattr(w, 'timing_note', '')}"
+    )

@@ -69,7 +69,7 @@ def check(expert, ref, G, rows, fn=None):
     for f in fns:
         try:
             out = f(G)
-        except Exception as exc:  # noqa: BLE001 - report and keep checking the others
+        except Exception as exc:
             print(f"  FAILED {type(exc).__name__}: {exc}"[:400])
             results.append((False, False, [float("nan")], e_ref))
             continue
@@ -105,8 +105,10 @@ def cpu_main():
         ok, finite, e_exp, e_ref = check(expert, ref, G, list(range(shape[0])))
         dt = time.perf_counter() - t0
         all_ok &= ok
-        print(f"{str(shape):18s} ok={ok} finite={finite} err={[f'{x:.2e}' for x in e_exp]} "
-              f"ref_err={[f'{x:.2e}' for x in e_ref]} time={dt:.2f}s")
+        print(
+            f"{shape!s:18s} ok={ok} finite={finite} err={[f'{x:.2e}' for x in e_exp]} "
+            f"ref_err={[f'{x:.2e}' for x in e_ref]} time={dt:.2f}s"
+        )
     try:
         expert.run(torch.randn(1, 8, 16).bfloat16(), 4)
         print("steps=4 accepted: FAIL")
@@ -125,8 +127,9 @@ def gpu_main(args):
     dry = args.dry  # CPU interpreter rehearsal of this code path on tiny shapes
     dev = "cpu" if dry else "cuda"
     workloads = [(2, 128, 328), (1, 256, 520)] if dry else WORKLOADS
-    print("dry run" if dry else torch.cuda.get_device_name(), "torch", torch.__version__,
-          "triton", __import__("triton").__version__)
+    print(
+        "dry run" if dry else torch.cuda.get_device_name(), "torch", torch.__version__, "triton", __import__("triton").__version__
+    )
     flush = torch.empty(256 * 2**20 // 4, dtype=torch.int32, device=dev)
 
     def bench(fn, reps=args.reps, warmup=2):
@@ -157,10 +160,14 @@ def gpu_main(args):
         del a, b
 
     SC, AC = expert.SymConfig, expert.ApplyConfig
-    sym_cands = [SC(128, 128, 64, 8, 4), SC(128, 128, 64, 4, 4), SC(256, 128, 64, 8, 3),
-                 SC(256, 128, 64, 8, 4), SC(256, 128, 32, 8, 5)]
-    app_cands = [AC(128, 256, 64, 8, 3, 8), AC(128, 256, 64, 8, 4, 8), AC(256, 128, 64, 8, 3, 8),
-                 AC(256, 128, 64, 8, 4, 8)]
+    sym_cands = [
+        SC(128, 128, 64, 8, 4),
+        SC(128, 128, 64, 4, 4),
+        SC(256, 128, 64, 8, 3),
+        SC(256, 128, 64, 8, 4),
+        SC(256, 128, 32, 8, 5),
+    ]
+    app_cands = [AC(128, 256, 64, 8, 3, 8), AC(128, 256, 64, 8, 4, 8), AC(256, 128, 64, 8, 3, 8), AC(256, 128, 64, 8, 4, 8)]
     if dry:
         sym_cands = [SC(64, 64, 64, 4, 1), SC(128, 64, 64, 4, 1)]
         app_cands = [AC(64, 128, 64, 4, 1, 8), AC(128, 128, 64, 4, 1, 2)]
@@ -197,23 +204,30 @@ def gpu_main(args):
                                 fn = lambda c=c: expert._launch_sym(R, R, Z, c, d=R, alpha=0.5, beta=-1.0)
                                 f = 2 * tri * M
                             else:
-                                fn = lambda c=c: (expert._launch_apply(R, x0, x1, ldx, c),
-                                                  expert._launch_apply(R, x1, y, N, c))[1]
+                                fn = lambda c=c: (expert._launch_apply(R, x0, x1, ldx, c), expert._launch_apply(R, x1, y, N, c))[
+                                    1
+                                ]
                                 f = 2 * 2 * M * M * N  # restart + final commit
                             k = fn()
                             ms = bench(fn, reps=5)
                             tf = B * f / ms / 1e9
                             ptx = getattr(k, "asm", {}).get("ptx", "")
-                            print(f"  {kind:6s} {c}: {ms:8.3f} ms {tf:6.0f} TFLOP/s(exec) "
-                                  f"regs={getattr(k, 'n_regs', '-')} spills={getattr(k, 'n_spills', '-')} "
-                                  f"wgmma={'wgmma' in ptx}")
+                            print(
+                                f"  {kind:6s} {c}: {ms:8.3f} ms {tf:6.0f} TFLOP/s(exec) "
+                                f"regs={getattr(k, 'n_regs', '-')} spills={getattr(k, 'n_spills', '-')} "
+                                f"wgmma={'wgmma' in ptx}"
+                            )
                             if kind not in best or ms < best[kind][0]:
                                 best[kind] = (ms, c)
-                        except Exception as exc:  # noqa: BLE001
+                        except Exception as exc:
                             print(f"  {kind:6s} {c}: FAILED {type(exc).__name__}: {exc}"[:300])
                 del x0, x1, R, Z, y
-                cfg = expert.Config(gram=best["gram"][1], square=best["square"][1],
-                                    apply=best["apply"][1], reduce_block=expert._DEFAULT.reduce_block)
+                cfg = expert.Config(
+                    gram=best["gram"][1],
+                    square=best["square"][1],
+                    apply=best["apply"][1],
+                    reduce_block=expert._DEFAULT.reduce_block,
+                )
                 print("best:", cfg)
             except Exception:
                 traceback.print_exc()
@@ -226,10 +240,13 @@ def gpu_main(args):
         try:
             rows = [0, B - 1]
             (ok, finite, e_exp, e_ref), (ok_cfg, _, e_cfg, _) = check(
-                expert, ref, G, rows, [lambda g: expert.run(g, 5), lambda g: expert.orthogonalize(g, cfg)])
-            print(f"correct run(): {ok} finite={finite} err={[f'{x:.3e}' for x in e_exp]} "
-                  f"ref_err={[f'{x:.3e}' for x in e_ref]}; chosen cfg: {ok_cfg} "
-                  f"err={[f'{x:.3e}' for x in e_cfg]}")
+                expert, ref, G, rows, [lambda g: expert.run(g, 5), lambda g: expert.orthogonalize(g, cfg)]
+            )
+            print(
+                f"correct run(): {ok} finite={finite} err={[f'{x:.3e}' for x in e_exp]} "
+                f"ref_err={[f'{x:.3e}' for x in e_ref]}; chosen cfg: {ok_cfg} "
+                f"err={[f'{x:.3e}' for x in e_cfg]}"
+            )
         except Exception:
             traceback.print_exc()
             ok = ok_cfg = False
@@ -238,13 +255,16 @@ def gpu_main(args):
         t_run = bench(lambda: expert.run(G, 5))
         t_cfg = bench(run) if args.sweep else t_run
         for name, t in (("run()", t_run), ("chosen", t_cfg)):
-            print(f"{name:7s} ref {t_ref:9.3f} ms  expert {t:9.3f} ms  speedup {t_ref / t:5.2f}x  "
-                  f"ref {B * fr / t_ref / 1e9:5.0f} TF/s  expert exec {B * fe / t / 1e9:5.0f} TF/s  "
-                  f"ref-equiv {B * fr / t / 1e9:5.0f} TF/s")
+            print(
+                f"{name:7s} ref {t_ref:9.3f} ms  expert {t:9.3f} ms  speedup {t_ref / t:5.2f}x  "
+                f"ref {B * fr / t_ref / 1e9:5.0f} TF/s  expert exec {B * fe / t / 1e9:5.0f} TF/s  "
+                f"ref-equiv {B * fr / t / 1e9:5.0f} TF/s"
+            )
         summary.append(((B, M, N), t_ref, t_run, t_cfg, ok, ok_cfg))
         if args.profile and not dry:
             try:
                 from torch.profiler import ProfilerActivity, profile
+
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
                     run()
                     torch.cuda.synchronize()
@@ -254,9 +274,11 @@ def gpu_main(args):
                         k = ev.name.split("_kernel")[0][:24]
                         n, d = tot.get(k, (0, 0.0))
                         tot[k] = (n + 1, d + ev.time_range.elapsed_us() / 1e3)
-                print("profile (kernel: launches, ms):",
-                      {k: (n, round(d, 3)) for k, (n, d) in tot.items()},
-                      "sum %.3f ms" % sum(d for _, d in tot.values()))
+                print(
+                    "profile (kernel: launches, ms):",
+                    {k: (n, round(d, 3)) for k, (n, d) in tot.items()},
+                    "sum %.3f ms" % sum(d for _, d in tot.values()),
+                )
             except Exception:
                 traceback.print_exc()
         del G
@@ -268,7 +290,7 @@ def gpu_main(args):
         return
     print("\nworkload              ref_ms   run_ms  chosen_ms  speedup(run)  speedup(chosen) ok")
     for shp, tr, t1, t2, ok, ok2 in summary:
-        print(f"{str(shp):20s} {tr:8.3f} {t1:8.3f} {t2:9.3f} {tr / t1:12.2f} {tr / t2:15.2f} {ok}/{ok2}")
+        print(f"{shp!s:20s} {tr:8.3f} {t1:8.3f} {t2:9.3f} {tr / t1:12.2f} {tr / t2:15.2f} {ok}/{ok2}")
 
 
 def variant_configs(expert, M, N):
@@ -278,9 +300,11 @@ def variant_configs(expert, M, N):
     base = expert.config_for(M, N)
     SC, AC = expert.SymConfig, expert.ApplyConfig
     out = {}
-    for name, kw in (("sq32", dict(square=SC(256, 128, 32, 8, 5))),
-                     ("sq64s3", dict(square=SC(256, 128, 64, 8, 3))),
-                     ("app256", dict(apply=AC(256, 128, 64, 8, 4, 8)))):
+    for name, kw in (
+        ("sq32", dict(square=SC(256, 128, 32, 8, 5))),
+        ("sq64s3", dict(square=SC(256, 128, 64, 8, 3))),
+        ("app256", dict(apply=AC(256, 128, 64, 8, 4, 8))),
+    ):
         cfg = dataclasses.replace(base, **kw)
         if cfg != base:
             out[name] = cfg
@@ -301,8 +325,10 @@ def variants_main(args, expert, ref, G, bench, summary, dry):
         res = check(expert, ref, G, [0, B - 1], fns)
         for name, (ok, finite, e_exp, e_ref) in zip(names, res):
             oks[name] = ok
-            print(f"  {name:10s} correct={ok} finite={finite} err={[f'{x:.3e}' for x in e_exp]} "
-                  f"ref_err={[f'{x:.3e}' for x in e_ref]}")
+            print(
+                f"  {name:10s} correct={ok} finite={finite} err={[f'{x:.3e}' for x in e_exp]} "
+                f"ref_err={[f'{x:.3e}' for x in e_ref]}"
+            )
     except Exception:
         traceback.print_exc()
     torch.cuda.empty_cache()
@@ -313,13 +339,16 @@ def variants_main(args, expert, ref, G, bench, summary, dry):
             continue
         try:
             t = bench(lambda: fn(G))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             print(f"  {name:10s} FAILED {type(exc).__name__}: {exc}"[:400])
             continue
-        print(f"  {name:10s} {t:9.3f} ms  speedup {t_ref / t:5.2f}x  design {B * fe / t / 1e9:5.0f} TF/s  "
-              f"ref-equiv {B * fr / t / 1e9:5.0f} TF/s")
-        summary.append((str((B, M, N)).ljust(20), name.ljust(9), f"{t_ref:8.3f}", f"{t:9.3f}",
-                        f"{t_ref / t:7.2f}", oks.get(name)))
+        print(
+            f"  {name:10s} {t:9.3f} ms  speedup {t_ref / t:5.2f}x  design {B * fe / t / 1e9:5.0f} TF/s  "
+            f"ref-equiv {B * fr / t / 1e9:5.0f} TF/s"
+        )
+        summary.append(
+            (str((B, M, N)).ljust(20), name.ljust(9), f"{t_ref:8.3f}", f"{t:9.3f}", f"{t_ref / t:7.2f}", oks.get(name))
+        )
     if not dry:
         torch.cuda.synchronize()
         hs = []

@@ -15,8 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
@@ -51,9 +49,11 @@ def main() -> None:
         mu, sigma = statistics.fmean(logs), statistics.stdev(logs)
         p_call = 0.5 * math.erfc((0 - mu) / (sigma * math.sqrt(2)))
         q = statistics.quantiles(ratios, n=1000)
-        print(f"{workload.name}: {args.calls} calls, {failures} failures, err/bound median {statistics.median(ratios):.3f} "
-              f"p99.9 {q[-1]:.3f} max {max(ratios):.3f}; log-normal tail P(fail per call) {p_call:.1e}; "
-              f"{time.time() - started:.0f} s")
+        print(
+            f"{workload.name}: {args.calls} calls, {failures} failures, err/bound median {statistics.median(ratios):.3f} "
+            f"p99.9 {q[-1]:.3f} max {max(ratios):.3f}; log-normal tail P(fail per call) {p_call:.1e}; "
+            f"{time.time() - started:.0f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -95,8 +95,9 @@ def rel_err(out: torch.Tensor, ref64: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isfinite(d), d, torch.full_like(d, float("inf")))
 
 
-def variants(naive_run: Callable[[torch.Tensor, int], torch.Tensor]
-             ) -> dict[str, tuple[bool, Callable[[torch.Tensor], torch.Tensor]]]:
+def variants(
+    naive_run: Callable[[torch.Tensor, int], torch.Tensor],
+) -> dict[str, tuple[bool, Callable[[torch.Tensor], torch.Tensor]]]:
     """name -> (honest?, G -> float16 output)."""
     return {
         "naive_triton": (True, lambda G: naive_run(G, 5)),
@@ -152,9 +153,14 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
         del G, ex
         if call % 25 == 0:
             print(f"  {call} calls, {n_matrices} matrices, {time.time() - t0:.0f}s", file=sys.stderr)
-    return {"errors": {k: torch.cat(v) for k, v in errs.items()}, "shape_index": torch.cat(shape_tag),
-            "shapes": shapes, "call_sizes": call_sizes, "naive_time": naive_time,
-            "meta": f"seed {args.seed}, device {dev}, {time.time() - t0:.0f}s"}
+    return {
+        "errors": {k: torch.cat(v) for k, v in errs.items()},
+        "shape_index": torch.cat(shape_tag),
+        "shapes": shapes,
+        "call_sizes": call_sizes,
+        "naive_time": naive_time,
+        "meta": f"seed {args.seed}, device {dev}, {time.time() - t0:.0f}s",
+    }
 
 
 def report(res: dict[str, object], floor: float, factor: float, call_factor: float) -> None:
@@ -167,10 +173,14 @@ def report(res: dict[str, object], floor: float, factor: float, call_factor: flo
     eref = E["reference"]
     bound = torch.clamp(factor * eref, min=floor)
     ref_mean = torch.stack([r.mean() for r in eref.split(sizes)])
-    print(f"{eref.numel()} matrices, {len(sizes)} calls, shapes {[f'{b}x{m}x{n}' for b, m, n in shapes]}"
-          f"{', ' + str(res['meta']) if 'meta' in res else ''}")
-    print(f"per-matrix rule: err <= max({floor:g}, {factor:g} * e_ref); "
-          f"per-call rule: mean(err) <= {call_factor:g} * mean(e_ref); NaN/Inf fail")
+    print(
+        f"{eref.numel()} matrices, {len(sizes)} calls, shapes {[f'{b}x{m}x{n}' for b, m, n in shapes]}"
+        f"{', ' + str(res['meta']) if 'meta' in res else ''}"
+    )
+    print(
+        f"per-matrix rule: err <= max({floor:g}, {factor:g} * e_ref); "
+        f"per-call rule: mean(err) <= {call_factor:g} * mean(e_ref); NaN/Inf fail"
+    )
     for si in [None, *range(len(shapes))]:
         msk = torch.ones_like(tags, dtype=torch.bool) if si is None else tags == si
         cm = [si is None or c == si for c in call_shape]
@@ -179,8 +189,10 @@ def report(res: dict[str, object], floor: float, factor: float, call_factor: flo
             continue
         title = "all shapes" if si is None else "x".join(map(str, shapes[si]))
         print(f"[{title}] {n} matrices, {nc} calls")
-        print(f"  {'variant':13s} {'min':>9s} {'median':>9s} {'max':>9s} {'mat.fails':>10s} {'margin':>13s}"
-              f" {'calls w/ fail':>13s} | {'call.fails':>10s} {'call margin':>13s}")
+        print(
+            f"  {'variant':13s} {'min':>9s} {'median':>9s} {'max':>9s} {'mat.fails':>10s} {'margin':>13s}"
+            f" {'calls w/ fail':>13s} | {'call.fails':>10s} {'call margin':>13s}"
+        )
         for name in (*HONEST, *DISHONEST):
             e = E[name]
             ratio = e / bound
@@ -188,14 +200,15 @@ def report(res: dict[str, object], floor: float, factor: float, call_factor: flo
             cr = torch.where(torch.isfinite(cr), cr, torch.full_like(cr, float("inf")))[torch.tensor(cm)]
             em, rm = e[msk], ratio[msk]
             fin = em[torch.isfinite(em)]
-            q = [f"{f(fin).item():9.2e}" if fin.numel() else f"{'inf':>9s}"
-                 for f in (torch.min, torch.median, torch.max)]
+            q = [f"{f(fin).item():9.2e}" if fin.numel() else f"{'inf':>9s}" for f in (torch.min, torch.median, torch.max)]
             hon = name in HONEST
             mm = f"max {rm.max().item():.3g}" if hon else f"min {rm.min().item():.3g}"
             anyf = sum(bool((x > 1).any()) for x, c in zip(ratio.split(sizes), cm) if c)
             cmg = f"max {cr.max().item():.3g}" if hon else f"min {cr.min().item():.3g}"
-            print(f"  {name:13s} {' '.join(q)} {int((rm > 1).sum()):>5d}/{n:<4d} {mm:>13s}"
-                  f" {anyf:>7d}/{nc:<5d} | {int((cr > 1).sum()):>5d}/{nc:<4d} {cmg:>13s}")
+            print(
+                f"  {name:13s} {' '.join(q)} {int((rm > 1).sum()):>5d}/{n:<4d} {mm:>13s}"
+                f" {anyf:>7d}/{nc:<5d} | {int((cr > 1).sum()):>5d}/{nc:<4d} {cmg:>13s}"
+            )
     nt: list[float] = res.get("naive_time", [])  # type: ignore[assignment]
     if nt:
         print("naive Triton seconds per call (median / min / max; the first call includes compilation):")
@@ -209,8 +222,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--matrices", type=int, default=1000, help="total matrices (rounded up to whole calls)")
     ap.add_argument("--batch", type=int, default=8, help="matrices per call (for MxN shapes)")
-    ap.add_argument("--shapes", nargs="+", default=list(DEFAULT_SHAPES),
-                    help="MxN or BxMxN shapes, used round-robin one call at a time")
+    ap.add_argument(
+        "--shapes", nargs="+", default=list(DEFAULT_SHAPES), help="MxN or BxMxN shapes, used round-robin one call at a time"
+    )
     ap.add_argument("--device", default="cpu", help="cpu (Triton interpreter) or cuda")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--floor", type=float, default=5e-3)

@@ -36,20 +36,37 @@ torch.cuda.synchronize()
 
 def ncu_ms(ncu: str, index: int, calls: int) -> float:
     done = subprocess.run(
-        [ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv",
-         sys.executable, "-c", CHILD, str(index), str(calls)],
-        capture_output=True, text=True, check=False, timeout=600,
+        [
+            ncu,
+            "--clock-control",
+            "none",
+            "--metrics",
+            "gpu__time_duration.sum",
+            "--csv",
+            sys.executable,
+            "-c",
+            CHILD,
+            str(index),
+            str(calls),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
     )
     if "ERR_NVGPUCTRPERM" in done.stdout + done.stderr:
         raise SystemExit("ncu cannot read the GPU's counters here (ERR_NVGPUCTRPERM)")
-    rows = [r for r in csv.DictReader(io.StringIO(done.stdout[done.stdout.find('"ID"'):]))
-            if r.get("Metric Name") == "gpu__time_duration.sum"]
+    rows = [
+        r
+        for r in csv.DictReader(io.StringIO(done.stdout[done.stdout.find('"ID"') :]))
+        if r.get("Metric Name") == "gpu__time_duration.sum"
+    ]
     if not rows:
         raise SystemExit(f"ncu gave no durations (exit {done.returncode}): {done.stderr[-500:]}")
     scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
     per_kernel = [float(r["Metric Value"].replace(",", "")) * scale[r["Metric Unit"]] for r in rows]
     per_call = len(per_kernel) // (calls + 1)  # the first call is the warm-up
-    sums = [sum(per_kernel[k * per_call:(k + 1) * per_call]) for k in range(1, calls + 1)]
+    sums = [sum(per_kernel[k * per_call : (k + 1) * per_call]) for k in range(1, calls + 1)]
     return statistics.median(sums)
 
 

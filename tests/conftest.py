@@ -36,8 +36,9 @@ def tiny_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     harness's rejections, where the size of the matrices does not matter.
     """
     root = tmp_path_factory.mktemp("tiny") / "tasks"
-    shutil.copytree(REPO / "tasks" / "muon_orthogonalize", root / "muon_orthogonalize",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "tasks" / "muon_orthogonalize", root / "muon_orthogonalize", ignore=shutil.ignore_patterns("__pycache__")
+    )
     toml = root / "muon_orthogonalize" / "task.toml"
     text = toml.read_text()
     cut = text.index("[[smoke_workloads]]")

@@ -133,7 +133,7 @@ def _guidance(tmp_path: Path, a_deps: str = "[]", b_deps: str = '["L1.a"]') -> P
 
 
 def test_guidance_unknown_dependency(tmp_path: Path) -> None:
-    with pytest.raises(CatalogError, match="item 'L2.b' depends on unknown item 'L1.zzz'"):
+    with pytest.raises(CatalogError, match=r"item 'L2\.b' depends on unknown item 'L1\.zzz'"):
         load_guidance(_guidance(tmp_path, b_deps='["L1.zzz"]'))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,8 +17,8 @@ from workbench.session.workspace import SecretInWorkspace, WorkspaceError
 
 
 @pytest.mark.parametrize(
-    "kind", [UsageError, SessionError, CatalogError, ConfigError, SessionNotFound, SessionLocked, WorkspaceError,
-             SecretInWorkspace],
+    "kind",
+    [UsageError, SessionError, CatalogError, ConfigError, SessionNotFound, SessionLocked, WorkspaceError, SecretInWorkspace],
 )
 def test_every_error_a_user_can_cause_is_a_workbench_error(kind: type[Exception]) -> None:
     assert issubclass(kind, WorkbenchError)
@@ -43,8 +43,13 @@ def test_good_device_names_pass_without_a_gpu() -> None:
 
 
 def _config(**fields: object) -> dict[str, object]:
-    base: dict[str, object] = {"id": "s1", "task": "muon_orthogonalize", "driver": "human", "device": "cpu",
-                               "created": datetime(2026, 12, 1, tzinfo=timezone.utc)}
+    base: dict[str, object] = {
+        "id": "s1",
+        "task": "muon_orthogonalize",
+        "driver": "human",
+        "device": "cpu",
+        "created": datetime(2026, 12, 1, tzinfo=UTC),
+    }
     return {**base, **fields}
 
 
@@ -65,7 +70,10 @@ def test_a_session_config_missing_its_drivers_fields_is_refused_by_the_model(
     write_config(tmp_path, good)
     text = (tmp_path / "session.toml").read_text()
     key, value = next(iter(fields.items()))
-    (tmp_path / "session.toml").write_text(text.replace('driver = "human"', f'{key} = "{value}"') if key == "driver"
-                                           else text.replace('device = "cpu"', f'device = "{value}"'))
+    (tmp_path / "session.toml").write_text(
+        text.replace('driver = "human"', f'{key} = "{value}"')
+        if key == "driver"
+        else text.replace('device = "cpu"', f'device = "{value}"')
+    )
     with pytest.raises(ConfigError, match=message):
         load_config(tmp_path)

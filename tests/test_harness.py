@@ -110,8 +110,7 @@ def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
     code, out, _ = _eval_cli(str(TASK.file("template.py")), "--device", "cpu", "--workload", "smoke_b8_m64_n200", "--json")
     assert code == 1
     data = json.loads(out)
-    assert set(data) == {"task", "status", "device", "workloads", "violations", "message", "sandbox", "duration_s",
-                         "phases_s"}
+    assert set(data) == {"task", "status", "device", "workloads", "violations", "message", "sandbox", "duration_s", "phases_s"}
     assert data["duration_s"] > 0 and data["phases_s"]["start"] > 0
     assert data["status"] == "runtime_error"
     assert set(data["workloads"][0]) == {"name", "status", "max_abs_err", "rel_err", "latency_ms", "reference_ms", "speedup"}
@@ -126,7 +125,7 @@ def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
     ],
 )
 def test_eval_bad_usage_is_exit_2(args: list[str], message: str) -> None:
-    code, out, err = _eval_cli(*args)
+    code, _out, err = _eval_cli(*args)
     assert code == 2
     assert message in err
 

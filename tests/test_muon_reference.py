@@ -47,7 +47,7 @@ def test_reference_is_float16_and_close_to_exact() -> None:
     out = reference.reference(G, 5)
     assert out.dtype == torch.float16 and out.shape == G.shape and out.is_contiguous()
     exact = torch.from_numpy(independent_float64(G.float().numpy()))
-    rel = ((out.double() - exact).flatten(1).norm(dim=1) / exact.flatten(1).norm(dim=1))
+    rel = (out.double() - exact).flatten(1).norm(dim=1) / exact.flatten(1).norm(dim=1)
     # The float16 reference is itself typically 0.4-2.5% away from the exact iteration at these sizes
     # (more on badly conditioned matrices), and it really is a float16 computation, not the exact one.
     assert 1e-3 < float(rel.median()) < 5e-2

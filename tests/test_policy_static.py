@@ -54,8 +54,7 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     "module_in_container": ("import os\nmods = [os]\n", ("module_alias", 2)),
     "module_as_argument": ("import torch\n\ndef f(m):\n    return m\n\nf(torch)\n", ("module_alias", 6)),
     # private attributes
-    "private_chain": ("import torch\ntorch.utils._python_dispatch._disable_current_modes()\n",
-                      ("private_attribute", 2)),
+    "private_chain": ("import torch\ntorch.utils._python_dispatch._disable_current_modes()\n", ("private_attribute", 2)),
     "private_import": ("from torch.utils._python_dispatch import _disable_current_modes\n", ("private_attribute", 1)),
     "private_import_module": ("import torch.utils._python_dispatch as d\n", ("private_attribute", 1)),
     "private_self": ("class C:\n    def f(self):\n        return self._x\n", ("private_attribute", 3)),
@@ -69,15 +68,15 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     "tensor_subclass": ("import torch\nclass T(torch.Tensor):\n    pass\n", ("tensor_subclass", 2)),
     "tensor_subclass_from_import": ("from torch import Tensor\nclass T(Tensor):\n    pass\n", ("tensor_subclass", 2)),
     "tensor_subclass_alias": ("import torch\nBase = torch.Tensor\nclass T(Base):\n    pass\n", ("tensor_subclass", 3)),
-    "torch_function_mode": (
-        "import torch\nclass M(torch.overrides.TorchFunctionMode):\n    pass\n", ("tensor_subclass", 2)),
+    "torch_function_mode": ("import torch\nclass M(torch.overrides.TorchFunctionMode):\n    pass\n", ("tensor_subclass", 2)),
     "triton_subclass": ("import triton\nclass A(triton.runtime.Autotuner):\n    pass\n", ("tensor_subclass", 2)),
     "computed_base": ("def f(x):\n    class T(type(x)):\n        pass\n", ("tensor_subclass", 2)),
     "metaclass": ("class X(metaclass=type):\n    pass\n", ("tensor_subclass", 1)),
     "torch_function_def": ("def __torch_function__(cls, f, t, a=(), k=None): ...\n", ("tensor_subclass", 1)),
     "torch_dispatch_method": (
         "class C:\n    @classmethod\n    def __torch_dispatch__(cls, f, t, a=(), k=None):\n        pass\n",
-        ("tensor_subclass", 3)),
+        ("tensor_subclass", 3),
+    ),
     "torch_function_assigned": ("class C:\n    __torch_function__ = staticmethod(print)\n", ("tensor_subclass", 2)),
     "torch_function_string": ("ns = {'__torch_function__': print}\n", ("tensor_subclass", 1)),
     "other_dunder_method": ("class C:\n    def __getattribute__(self, name):\n        pass\n", ("introspection", 2)),
@@ -110,8 +109,10 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     "torch_utils_data": ("from torch.utils.data import DataLoader\n", ("processes", 1)),
     "torch_utils_other": ("import torch\nh = torch.utils.hooks\n", ("torch_internals", 2)),
     "torch_ops": ("import torch\ny = torch.ops.aten.mm\n", ("torch_internals", 2)),
-    "torch_library": ("import torch\n@torch.library.custom_op('x::y', mutates_args=())\ndef f(x):\n    pass\n",
-                      ("torch_internals", 2)),
+    "torch_library": (
+        "import torch\n@torch.library.custom_op('x::y', mutates_args=())\ndef f(x):\n    pass\n",
+        ("torch_internals", 2),
+    ),
     "torch_classes": ("import torch\ntorch.classes.load_library('x.so')\n", ("torch_internals", 2)),
     "cudart": ("import torch\ntorch.cuda.cudart()\n", ("torch_internals", 2)),
     "torch_cuda_other": ("import torch\ntorch.cuda.caching_allocator_alloc(8)\n", ("torch_internals", 2)),
@@ -142,15 +143,19 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
         @triton.jit
         def k(x):
             pass
-        """, ("torch_compute", 4)),
-    "post_hook_imported": ("from torch import mm\nimport triton\nd = triton.autotune([], [], post_hook=mm)\n",
-                           ("torch_compute", 3)),
+        """,
+        ("torch_compute", 4),
+    ),
+    "post_hook_imported": (
+        "from torch import mm\nimport triton\nd = triton.autotune([], [], post_hook=mm)\n",
+        ("torch_compute", 3),
+    ),
     "prune_configs_library": (
         "import torch, triton\nd = triton.autotune([], [], prune_configs_by={'early_config_prune': torch.sort})\n",
-        ("torch_compute", 2)),
+        ("torch_compute", 2),
+    ),
     "heuristics_library": ("import torch, triton\nh = triton.heuristics({'X': torch.mm})\n", ("torch_compute", 2)),
-    "config_positional_hook": ("import torch, triton\nc = triton.Config({}, 4, 3, 1, None, torch.mm)\n",
-                               ("torch_compute", 2)),
+    "config_positional_hook": ("import torch, triton\nc = triton.Config({}, 4, 3, 1, None, torch.mm)\n", ("torch_compute", 2)),
     "hook_attribute_store": ("import torch\n\ndef f(config):\n    config.pre_hook = torch.mm\n", ("torch_compute", 4)),
     "set_allocator_library": ("import torch, triton\ntriton.set_allocator(torch.empty)\n", ("torch_compute", 2)),
     # builtins, where they are the builtin
@@ -158,8 +163,7 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     "eval_module": ("eval('1')\n", ("dynamic_code", 1)),
     "exec_class_body": ("class C:\n    exec('x = 1')\n", ("dynamic_code", 2)),
     "getattr_default": ("def f(g=getattr):\n    return g\n", ("introspection", 1)),
-    "compile_first_iterable": ("def f():\n    return [c for c in compile('1', 'f', 'eval').co_names]\n",
-                               ("dynamic_code", 2)),
+    "compile_first_iterable": ("def f():\n    return [c for c in compile('1', 'f', 'eval').co_names]\n", ("dynamic_code", 2)),
     "global_eval": ("def f():\n    global eval\n    return eval('1')\n", ("dynamic_code", 3)),
     "module_rebinding": ("open = 1\n", ("files", 1)),
     "module_import_rebinding": ("from os import environ as input\n", ("files", 1)),
@@ -167,20 +171,23 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     "open_in_function": ("def f(p):\n    return open(p)\n", ("files", 2)),
     "memoryview": ("def f(x):\n    return memoryview(x)\n", ("ctypes", 2)),
     # objects that hand out a module's globals, names passed as strings, classes built by hand
-    "capture_scope": ("import triton\n@triton.jit\ndef k(x):\n    pass\ng = k.get_capture_scope()\n",
-                      ("introspection", 5)),
+    "capture_scope": ("import triton\n@triton.jit\ndef k(x):\n    pass\ng = k.get_capture_scope()\n", ("introspection", 5)),
     "dunder_string": ("def f(scope):\n    return scope['__builtins__']\n", ("introspection", 2)),
     "builtin_name_string": ("def f(b):\n    return b['exec']\n", ("dynamic_code", 2)),
     "eval_attribute": ("def f(b):\n    return b.eval('1')\n", ("dynamic_code", 2)),
-    "match_class_attribute": ("def f(x):\n    match x:\n        case object(tolist=t):\n            return t\n",
-                              ("python_compute", 3)),
+    "match_class_attribute": (
+        "def f(x):\n    match x:\n        case object(tolist=t):\n            return t\n",
+        ("python_compute", 3),
+    ),
     "type_as_value": ("t = type\n", ("dynamic_code", 1)),
     "metaclass_call": ("X = type(type(0))('X', (), {})\n", ("dynamic_code", 1)),
     "loop_alias": ("import torch\nfor T in (torch.Tensor,):\n    T.add = None\n", ("monkeypatch", 3)),
     "triton_runtime_internal": ("import triton\nk = triton.runtime.interpreter\n", ("triton_internals", 2)),
     "pre_run_hook": ("def f(k, g):\n    k.add_pre_run_hook(g)\n", ("torch_compute", 2)),
-    "cuda_pluggable_allocator": ("import torch\na = torch.cuda.memory.CUDAPluggableAllocator('x.so', 'a', 'f')\n",
-                                 ("torch_internals", 2)),
+    "cuda_pluggable_allocator": (
+        "import torch\na = torch.cuda.memory.CUDAPluggableAllocator('x.so', 'a', 'f')\n",
+        ("torch_internals", 2),
+    ),
     # everything else that was refused before
     "import_numpy": ("import numpy as np\n", ("numpy", 1)),
     "import_unknown": ("import requests_toolbelt\n", ("import", 1)),
@@ -204,13 +211,13 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     "monkeypatch_default_alias": ("import torch\n\ndef f(T=torch.Tensor):\n    T.add = None\n", ("monkeypatch", 4)),
     "monkeypatch_computed": ("def f(x):\n    type(x).add = None\n", ("monkeypatch", 2)),
     "monkeypatch_kernel": ("import triton\n@triton.jit\ndef k(x):\n    pass\nk.run = print\n", ("monkeypatch", 5)),
-    "decorator_applied_to_library": ("import torch\nfrom dataclasses import dataclass\ndataclass(torch.Tensor)\n",
-                                     ("monkeypatch", 3)),
+    "decorator_applied_to_library": (
+        "import torch\nfrom dataclasses import dataclass\ndataclass(torch.Tensor)\n",
+        ("monkeypatch", 3),
+    ),
     "decorator_as_value": ("import functools\nto = functools.total_ordering\n", ("monkeypatch", 2)),
-    "update_wrapper": ("import functools, torch\nfunctools.update_wrapper(torch.Tensor, f, ('add',))\n",
-                       ("introspection", 2)),
-    "wraps_assigned": ("import functools\n@functools.wraps(g, assigned=('add',))\ndef f():\n    pass\n",
-                       ("introspection", 2)),
+    "update_wrapper": ("import functools, torch\nfunctools.update_wrapper(torch.Tensor, f, ('add',))\n", ("introspection", 2)),
+    "wraps_assigned": ("import functools\n@functools.wraps(g, assigned=('add',))\ndef f():\n    pass\n", ("introspection", 2)),
 }
 
 
@@ -228,8 +235,10 @@ EXACT: dict[str, tuple[str, list[tuple[str, int]]]] = {
     "torch_sys_modules": ("import torch\ntorch.sys.modules\n", [("introspection", 2)]),
     "dataclasses_sys": ("import dataclasses\ndataclasses.sys\n", [("introspection", 2)]),
     "from_os_import_sys": ("from os import sys\n", [("introspection", 1)]),
-    "disable_current_modes": ("import torch\ntorch.utils._python_dispatch._disable_current_modes()\n",
-                              [("private_attribute", 2)]),
+    "disable_current_modes": (
+        "import torch\ntorch.utils._python_dispatch._disable_current_modes()\n",
+        [("private_attribute", 2)],
+    ),
     "tensor_subclass": ("import torch\nclass T(torch.Tensor): pass\n", [("tensor_subclass", 2)]),
     "torch_function": ("def __torch_function__(cls, f, t, a=(), k=None): ...\n", [("tensor_subclass", 1)]),
     "tolist": ("def f(x):\n    return x.tolist()\n", [("python_compute", 2)]),
@@ -239,11 +248,12 @@ EXACT: dict[str, tuple[str, list[tuple[str, int]]]] = {
     "torch_load": ("import torch\ntorch.load('f')\n", [("files", 2)]),
     "get_type_hints": ("import typing\ntyping.get_type_hints(f)\n", [("dynamic_code", 2)]),
     "type_three_args": ("type('X', (object,), {})\n", [("dynamic_code", 1)]),
-    "knobs_hook": ("import triton\ntriton.knobs.runtime.launch_enter_hook = None\n",
-                   [("triton_internals", 2), ("monkeypatch", 2)]),
+    "knobs_hook": (
+        "import triton\ntriton.knobs.runtime.launch_enter_hook = None\n",
+        [("triton_internals", 2), ("monkeypatch", 2)],
+    ),
     "eval_in_function": ("def f(x):\n    return eval('1')\n", [("dynamic_code", 2)]),
-    "tensor_subclass_mode": ("import torch\nclass M(torch.overrides.TorchFunctionMode):\n    pass\n",
-                             [("tensor_subclass", 2)]),
+    "tensor_subclass_mode": ("import torch\nclass M(torch.overrides.TorchFunctionMode):\n    pass\n", [("tensor_subclass", 2)]),
     "autotuner_subclass": ("import triton\nclass A(triton.runtime.Autotuner):\n    pass\n", [("tensor_subclass", 2)]),
 }
 

@@ -34,17 +34,36 @@ def base_env() -> dict[str, str]:
     return {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def sandboxed(code: str, *, extra_hidden: Sequence[Path] = (), readable: Sequence[Path] = (),
-              env: dict[str, str] | None = None, pass_fds: Sequence[int] = (), args: Sequence[str] = (),
-              launcher_env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def sandboxed(
+    code: str,
+    *,
+    extra_hidden: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
+    env: dict[str, str] | None = None,
+    pass_fds: Sequence[int] = (),
+    args: Sequence[str] = (),
+    launcher_env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
     """Run `code` in the sandbox the harness builds (default hidden and readable paths plus these)."""
     argv = [sys.executable, "-c", textwrap.dedent(code), *args]
-    command, info = sandbox.wrap(argv, device="cpu", env=env if env is not None else base_env(),
-                                 readable=[*sandbox.default_readable(), *readable],
-                                 hidden=sandbox.default_hidden(extra_hidden))
+    command, info = sandbox.wrap(
+        argv,
+        device="cpu",
+        env=env if env is not None else base_env(),
+        readable=[*sandbox.default_readable(), *readable],
+        hidden=sandbox.default_hidden(extra_hidden),
+    )
     assert info.kind == "bubblewrap", info.detail
-    return subprocess.run(command, env=launcher_env or sandbox.launcher_env(), pass_fds=tuple(pass_fds), capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        command,
+        env=launcher_env or sandbox.launcher_env(),
+        pass_fds=tuple(pass_fds),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def results(done: subprocess.CompletedProcess[str]) -> dict[str, str]:
@@ -87,8 +106,16 @@ def test_writes_outside_the_scratch_fail(outside_dir: Path) -> None:
     secret = outside_dir / "secret"
     secret.mkdir()
     marker = f"d2k-sandbox-{uuid.uuid4().hex}"
-    targets = [REPO / marker, REPO / "workbench" / marker, REPO / "tasks" / marker, Path.home() / marker,
-               Path("/etc") / marker, secret / marker, REPO / "pyproject.toml", Path(sys.prefix) / marker]
+    targets = [
+        REPO / marker,
+        REPO / "workbench" / marker,
+        REPO / "tasks" / marker,
+        Path.home() / marker,
+        Path("/etc") / marker,
+        secret / marker,
+        REPO / "pyproject.toml",
+        Path(sys.prefix) / marker,
+    ]
     before = (REPO / "pyproject.toml").read_bytes()
     out = results(sandboxed(TRY_WRITES, extra_hidden=[secret], args=[str(t) for t in targets]))
     for target in targets:
@@ -107,13 +134,16 @@ def test_tmp_is_private_scratch(tmp_path: Path) -> None:
     host_file = tmp_path / "host-only.txt"
     host_file.write_text("host")
     marker = f"d2k-sandbox-{uuid.uuid4().hex}"
-    done = sandboxed(f"""
+    done = sandboxed(
+        f"""
         import json, os
         with open("/tmp/{marker}", "w") as handle:
             handle.write("inside")
         print(json.dumps({{"read": open("/tmp/{marker}").read(), "cwd": os.getcwd(),
                           "host_file": os.path.exists({str(host_file)!r}), "tmp": sorted(os.listdir("/tmp"))}}))
-    """, readable=[Path("/tmp")])  # a readable /tmp must not bring the host's /tmp back
+    """,
+        readable=[Path("/tmp")],
+    )  # a readable /tmp must not bring the host's /tmp back
     out = results(done)
     # where the repository itself lives under /tmp, the folders re-exposed from it show up there too
     shown = {REPO.resolve().relative_to("/tmp").parts[0]} if _in_private_tmp(REPO) else set()
@@ -131,7 +161,8 @@ def test_repository_secrets_and_hidden_paths_are_invisible(outside_dir: Path) ->
     shown = outside_dir / "shown"  # not hidden: proves the listing inside works
     shown.mkdir()
     (shown / "visible.txt").write_text("yes")
-    done = sandboxed(f"""
+    done = sandboxed(
+        f"""
         import json, os
         out = {{}}
         try:
@@ -148,15 +179,20 @@ def test_repository_secrets_and_hidden_paths_are_invisible(outside_dir: Path) ->
         except OSError as exc:
             out["pyproject"] = type(exc).__name__
         print(json.dumps(out))
-    """, extra_hidden=[hidden])
+    """,
+        extra_hidden=[hidden],
+    )
     out = results(done)
     assert out["expert"] == "FileNotFoundError"
     assert out["guidance"] == out["sessions"] == out["tasks"] == out["git"] == out["hidden"] == []
     assert out["shown"] == ["visible.txt"]
     assert out["pyproject"] in ("", "PermissionError")  # a hidden file is /dev/null on a nodev mount
     home_entries = set(out["home"])  # only what the interpreter needs, re-exposed (e.g. ~/.pyenv)
-    assert home_entries <= {Path(p).relative_to(Path.home()).parts[0] for p in sandbox.default_readable()
-                            if Path(os.path.realpath(p)).is_relative_to(Path.home())}
+    assert home_entries <= {
+        Path(p).relative_to(Path.home()).parts[0]
+        for p in sandbox.default_readable()
+        if Path(os.path.realpath(p)).is_relative_to(Path.home())
+    }
 
 
 @needs_bwrap
@@ -167,11 +203,22 @@ def test_most_specific_rule_wins(outside_dir: Path) -> None:
     (top / "top.txt").write_text("t")
     (top / "open" / "open.txt").write_text("o")
     (top / "open" / "closed" / "closed.txt").write_text("c")
-    argv = [sys.executable, "-c", "import os, sys, json; print(json.dumps({p: sorted(os.listdir(p)) for p in sys.argv[1:]}))",
-            str(top), str(top / "open"), str(top / "open" / "closed")]
+    argv = [
+        sys.executable,
+        "-c",
+        "import os, sys, json; print(json.dumps({p: sorted(os.listdir(p)) for p in sys.argv[1:]}))",
+        str(top),
+        str(top / "open"),
+        str(top / "open" / "closed"),
+    ]
     # Given in the "wrong" order: the deeper hidden path first, the readable one after.
-    command, info = sandbox.wrap(argv, device="cpu", env=base_env(), readable=[*sandbox.default_readable(), top / "open"],
-                                 hidden=[top / "open" / "closed", top])
+    command, _info = sandbox.wrap(
+        argv,
+        device="cpu",
+        env=base_env(),
+        readable=[*sandbox.default_readable(), top / "open"],
+        hidden=[top / "open" / "closed", top],
+    )
     done = subprocess.run(command, env=sandbox.launcher_env(), capture_output=True, text=True, timeout=60, check=False)
     out = results(done)
     assert out == {str(top): ["open"], str(top / "open"): ["closed", "open.txt"], str(top / "open" / "closed"): []}
@@ -183,7 +230,8 @@ def test_environment_is_exactly_what_the_caller_sets(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     env = {**base_env(), "D2K_SANDBOX_TEST": "1"}
     # bwrap itself gets one more variable: --clearenv must keep it from the program.
-    done = sandboxed("""
+    done = sandboxed(
+        """
         import json, os
         mine = open("/proc/self/environ", "rb").read().decode()
         others = {}
@@ -193,7 +241,10 @@ def test_environment_is_exactly_what_the_caller_sets(monkeypatch: pytest.MonkeyP
             except OSError as exc:
                 others[pid] = type(exc).__name__
         print(json.dumps({"mine": mine, "others": others}))
-    """, env=env, launcher_env={**sandbox.launcher_env(), "D2K_ONLY_FOR_BWRAP": "1"})
+    """,
+        env=env,
+        launcher_env={**sandbox.launcher_env(), "D2K_ONLY_FOR_BWRAP": "1"},
+    )
     out = results(done)
     inside = dict(item.split("=", 1) for item in out["mine"].split("\0") if item)
     inside.pop("PWD", None)  # bwrap's --chdir sets it
@@ -246,11 +297,14 @@ def test_passed_descriptor_reaches_the_sandboxed_process() -> None:
     with ours:
         try:
             fd = theirs.fileno()
-            done = sandboxed(f"""
+            done = sandboxed(
+                f"""
                 import socket
                 with socket.socket(fileno={fd}) as channel:
                     channel.sendall(b"hello from the sandbox\\n")
-            """, pass_fds=[fd])
+            """,
+                pass_fds=[fd],
+            )
         finally:
             theirs.close()
         assert done.returncode == 0, done.stderr
@@ -276,15 +330,23 @@ def _processes_with(marker: str) -> dict[int, list[str]]:
 @needs_bwrap
 def test_sandboxed_process_dies_with_its_parent() -> None:
     marker = f"d2k-sandbox-orphan-{uuid.uuid4().hex}"
-    command, _ = sandbox.wrap([sys.executable, "-c", "import time; time.sleep(120)", marker], device="cpu",
-                              env=base_env(), readable=sandbox.default_readable(), hidden=sandbox.default_hidden())
-    helper = ("import json, subprocess, sys, time; subprocess.Popen(json.loads(sys.argv[1]), env={'PATH': '/usr/bin:/bin'}); "
-              "time.sleep(120)")
+    command, _ = sandbox.wrap(
+        [sys.executable, "-c", "import time; time.sleep(120)", marker],
+        device="cpu",
+        env=base_env(),
+        readable=sandbox.default_readable(),
+        hidden=sandbox.default_hidden(),
+    )
+    helper = (
+        "import json, subprocess, sys, time; subprocess.Popen(json.loads(sys.argv[1]), env={'PATH': '/usr/bin:/bin'}); "
+        "time.sleep(120)"
+    )
     parent = subprocess.Popen([sys.executable, "-c", helper, json.dumps(command)], stdin=subprocess.DEVNULL)
 
     def sandboxed_program_runs() -> bool:
-        return any(argv[0] == sys.executable and argv[-1] == marker
-                   for pid, argv in _processes_with(marker).items() if pid != parent.pid)
+        return any(
+            argv[0] == sys.executable and argv[-1] == marker for pid, argv in _processes_with(marker).items() if pid != parent.pid
+        )
 
     try:
         deadline = time.monotonic() + 20
@@ -303,11 +365,14 @@ def test_sandboxed_process_dies_with_its_parent() -> None:
 
 @needs_bwrap
 def test_torch_triton_and_workbench_import_inside() -> None:
-    done = sandboxed("""
+    done = sandboxed(
+        """
         import json, torch, triton, workbench
         print(json.dumps({"torch": torch.__version__, "workbench": workbench.__file__,
                           "sum": float(torch.ones(3).sum())}))
-    """, timeout=120)
+    """,
+        timeout=120,
+    )
     out = results(done)
     assert out["sum"] == 3.0
     assert out["workbench"] == str(REPO / "workbench" / "__init__.py")
@@ -351,7 +416,9 @@ def test_bwrap_that_cannot_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert sandbox.find_bwrap() == fake
     command, info = sandbox.wrap(["prog"], device="cpu", env={})
     assert command == ["prog"]
-    assert info == sandbox.SandboxInfo("none", "bwrap failed to start: bwrap: Creating new namespace failed: Operation not permitted")
+    assert info == sandbox.SandboxInfo(
+        "none", "bwrap failed to start: bwrap: Creating new namespace failed: Operation not permitted"
+    )
 
 
 @pytest.fixture
@@ -376,28 +443,89 @@ def test_command_line_order(stand_in_bwrap: Path, tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(hidden_dir)
     command, info = sandbox.wrap(
-        ["prog", "--flag"], device="cpu", env={"A": "1", "B": "two words"},
-        readable=[hidden_dir / "inner", tmp_path / "missing"], hidden=[link, hidden_file], writable=[writable],
+        ["prog", "--flag"],
+        device="cpu",
+        env={"A": "1", "B": "two words"},
+        readable=[hidden_dir / "inner", tmp_path / "missing"],
+        hidden=[link, hidden_file],
+        writable=[writable],
     )
     assert info.kind == "bubblewrap" and info.detail.startswith("bubblewrap 9.9.9: ")
     h, i, f, w = str(hidden_dir), str(hidden_dir / "inner"), str(hidden_file), str(writable)
     assert command == [
         str(stand_in_bwrap),
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
-        "--tmpfs", h, "--ro-bind", "/dev/null", f, "--bind", w, w, "--ro-bind", i, i, "--remount-ro", h,
-        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        "--clearenv", "--setenv", "A", "1", "--setenv", "B", "two words", "--chdir", "/tmp",
-        "--", "prog", "--flag",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/dev/shm",
+        "--tmpfs",
+        h,
+        "--ro-bind",
+        "/dev/null",
+        f,
+        "--bind",
+        w,
+        w,
+        "--ro-bind",
+        i,
+        i,
+        "--remount-ro",
+        h,
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+        "--setenv",
+        "A",
+        "1",
+        "--setenv",
+        "B",
+        "two words",
+        "--chdir",
+        "/tmp",
+        "--",
+        "prog",
+        "--flag",
     ]
 
 
 def test_paths_that_would_undo_the_fixed_mounts_are_skipped(stand_in_bwrap: Path) -> None:
-    command, _ = sandbox.wrap(["prog"], device="cpu", env={}, readable=[Path("/"), Path("/tmp"), Path("/dev")],
-                              hidden=[Path("/proc")], writable=[Path("/tmp"), Path("/")])
+    command, _ = sandbox.wrap(
+        ["prog"],
+        device="cpu",
+        env={},
+        readable=[Path("/"), Path("/tmp"), Path("/dev")],
+        hidden=[Path("/proc")],
+        writable=[Path("/tmp"), Path("/")],
+    )
     flags = command[: command.index("--")]
-    assert flags[1:13] == ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
-                           "--unshare-net"]
+    assert flags[1:13] == [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/dev/shm",
+        "--unshare-net",
+    ]
 
 
 def test_gpu_binds_device_nodes_not_all_of_dev(stand_in_bwrap: Path) -> None:
@@ -418,7 +546,9 @@ def test_default_paths() -> None:
     for path in (Path.home(), REPO / "tasks", REPO / "guidance", REPO / "sessions", REPO / ".git", Path("/some/extra")):
         assert path in hidden, path
     assert REPO / "workbench" not in hidden
-    assert not any(Path(os.path.realpath(sys.prefix)).is_relative_to(os.path.realpath(p)) for p in hidden if p.is_relative_to(REPO))
+    assert not any(
+        Path(os.path.realpath(sys.prefix)).is_relative_to(os.path.realpath(p)) for p in hidden if p.is_relative_to(REPO)
+    )
     readable = sandbox.default_readable()
     for path in (Path(sys.prefix), Path(sys.base_prefix), REPO / "workbench", Path(sys.executable).resolve().parent):
         assert path in readable, path

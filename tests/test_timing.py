@@ -80,7 +80,7 @@ def test_measure_times_warmup_behind_the_largest_cover_then_sizes_it_from_launch
     warmup = device.covers[: len(device.covers) - stats.reps]
     assert warmup and all(c == CoverPlan().max_ms for c in warmup)
     assert stats.cover_ms == pytest.approx(cover_ms([0.2]))
-    assert all(c == stats.cover_ms for c in device.covers[-stats.reps:])
+    assert all(c == stats.cover_ms for c in device.covers[-stats.reps :])
     assert stats.median_ms == pytest.approx(0.02)  # the kernel's time, not the host's 0.2 ms
     assert stats.launch_ms == pytest.approx(0.2) and stats.uncovered == 0
 
@@ -124,18 +124,25 @@ def test_tasks_default_to_auto_timing() -> None:
 
 # -- the reference's timings reused within a session -------------------------------------------
 def _stats(ms: float, method: str = "events") -> TimingStats:
-    return TimingStats(mean_ms=ms, median_ms=ms, min_ms=ms, max_ms=ms, std_ms=0.0, reps=20, rel_sem=0.0,
-                       method=method)  # type: ignore[arg-type]
+    return TimingStats(mean_ms=ms, median_ms=ms, min_ms=ms, max_ms=ms, std_ms=0.0, reps=20, rel_sem=0.0, method=method)  # type: ignore[arg-type]
 
 
-def _workload(name: str, *, latency: TimingStats | None = None, reference: TimingStats | None = None,
-              reused: bool = False) -> WorkloadResult:
+def _workload(
+    name: str, *, latency: TimingStats | None = None, reference: TimingStats | None = None, reused: bool = False
+) -> WorkloadResult:
     return WorkloadResult(name=name, status="passed", latency=latency, reference=reference, reference_reused=reused)
 
 
 def _report(workloads: list[WorkloadResult], status: str = "passed") -> EvalReport:
-    return EvalReport(task=TASK.id, solution="s.py", device="cuda:0", status=status,  # type: ignore[arg-type]
-                      device_name="NVIDIA H200", versions=VERSIONS, workloads=workloads)
+    return EvalReport(
+        task=TASK.id,
+        solution="s.py",
+        device="cuda:0",
+        status=status,  # type: ignore[arg-type]
+        device_name="NVIDIA H200",
+        versions=VERSIONS,
+        workloads=workloads,
+    )
 
 
 def test_reference_timings_are_kept_and_offered_while_fresh(tmp_path: Path) -> None:
@@ -184,8 +191,16 @@ def test_a_damaged_cache_file_is_an_empty_cache(tmp_path: Path, content: str) ->
 def test_reference_timing_round_trips_through_the_request() -> None:
     from workbench.harness.protocol import EvalRequest
 
-    timing = ReferenceTiming(task=TASK.id, task_digest="d", workload="a", method="events", device_name="NVIDIA H200",
-                             versions=VERSIONS, measured_at=1.0, stats=_stats(2.0))
+    timing = ReferenceTiming(
+        task=TASK.id,
+        task_digest="d",
+        workload="a",
+        method="events",
+        device_name="NVIDIA H200",
+        versions=VERSIONS,
+        measured_at=1.0,
+        stats=_stats(2.0),
+    )
     request = EvalRequest(task_dir=".", solution="s.py", device="cuda", workloads=["a"], secret=1, reference_timings=[timing])
     assert EvalRequest.model_validate_json(request.model_dump_json()).reference_timings == [timing]
 

@@ -49,9 +49,13 @@ def test_a_closed_peer_and_silence_are_reported(pair: tuple[Channel, Channel]) -
 
 @pytest.mark.parametrize(
     "payload",
-    [b"not json", b"[1, 2]", json.dumps({"tensors": [{"dtype": "float32", "shape": [4], "nbytes": 16, "offset": 0}]}).encode(),
-     json.dumps({"tensors": [{"dtype": "complex128", "shape": [1], "nbytes": 16, "offset": 0}]}).encode(),
-     json.dumps({"tensors": "x"}).encode()],
+    [
+        b"not json",
+        b"[1, 2]",
+        json.dumps({"tensors": [{"dtype": "float32", "shape": [4], "nbytes": 16, "offset": 0}]}).encode(),
+        json.dumps({"tensors": [{"dtype": "complex128", "shape": [1], "nbytes": 16, "offset": 0}]}).encode(),
+        json.dumps({"tensors": "x"}).encode(),
+    ],
 )
 def test_malformed_messages_are_protocol_errors(payload: bytes) -> None:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

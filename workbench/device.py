@@ -22,7 +22,7 @@ def check_device_name(device: str) -> str:
 
 
 def resolve_device(device: str) -> str:
-    """"auto" -> cuda when a GPU is present, else cpu; a cuda name needs a GPU here."""
+    """ "auto" -> cuda when a GPU is present, else cpu; a cuda name needs a GPU here."""
     if device == "auto":
         import torch
 

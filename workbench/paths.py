@@ -27,10 +27,18 @@ IMPORT_ROOT = PACKAGE_DIR.parent  # the evaluation processes import `workbench` 
 REPO_ROOT = PACKAGE_DIR.parent  # the checkout: default home of tasks/, guidance/, sessions/ and .tools/
 TOOLS_DIR = REPO_ROOT / ".tools"  # tools the set-up installs for this checkout (bubblewrap)
 
-ENV_VARS = {"tasks": "D2K_TASKS_DIR", "guidance": "D2K_GUIDANCE_DIR", "sessions": "D2K_SESSIONS_DIR",
-            "examples": "D2K_EXAMPLES_DIR"}
-DEFAULTS = {"tasks": REPO_ROOT / "tasks", "guidance": REPO_ROOT / "guidance", "sessions": REPO_ROOT / "sessions",
-            "examples": REPO_ROOT / "sessions" / "examples"}
+ENV_VARS = {
+    "tasks": "D2K_TASKS_DIR",
+    "guidance": "D2K_GUIDANCE_DIR",
+    "sessions": "D2K_SESSIONS_DIR",
+    "examples": "D2K_EXAMPLES_DIR",
+}
+DEFAULTS = {
+    "tasks": REPO_ROOT / "tasks",
+    "guidance": REPO_ROOT / "guidance",
+    "sessions": REPO_ROOT / "sessions",
+    "examples": REPO_ROOT / "sessions" / "examples",
+}
 
 
 def _root(kind: str, explicit: Path | None) -> Path:

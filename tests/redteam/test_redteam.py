@@ -9,15 +9,14 @@ process, the runtime guard) reject them too. honest/ holds honest variants the p
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import socket
+from pathlib import Path
 
 import pytest
 
 from workbench.catalog import Catalog
-from workbench.harness import EvalReport, evaluate, sandbox
 from workbench.device import resolve_device
+from workbench.harness import EvalReport, evaluate, sandbox
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -56,19 +55,21 @@ GPU_ONLY: dict[str, tuple[str, str | None]] = {
 TIMEOUTS = {"hang": 15.0}
 # Cheats of the classes the evaluation-integrity issue found (forged results, secrets read from files,
 # sys through attributes, tensor subclasses, switching the policy off, Python-side math, a shell).
-CASES.update({
-    "content_cache": ("policy_violation", "torch_compute"),
-    "forge_result_os": ("policy_violation", "files"),
-    "forge_result_torch": ("policy_violation", "files"),
-    "secret_from_files": ("policy_violation", "files"),
-    "sys_via_attribute": ("policy_violation", "introspection"),
-    "from_os_import_sys": ("policy_violation", "introspection"),
-    "tensor_subclass": ("policy_violation", "tensor_subclass"),
-    "disable_modes": ("policy_violation", "private_attribute"),
-    "clear_violations": ("policy_violation", "private_attribute"),
-    "python_math": ("policy_violation", "python_compute"),
-    "os_system": ("policy_violation", "processes"),
-})
+CASES.update(
+    {
+        "content_cache": ("policy_violation", "torch_compute"),
+        "forge_result_os": ("policy_violation", "files"),
+        "forge_result_torch": ("policy_violation", "files"),
+        "secret_from_files": ("policy_violation", "files"),
+        "sys_via_attribute": ("policy_violation", "introspection"),
+        "from_os_import_sys": ("policy_violation", "introspection"),
+        "tensor_subclass": ("policy_violation", "tensor_subclass"),
+        "disable_modes": ("policy_violation", "private_attribute"),
+        "clear_violations": ("policy_violation", "private_attribute"),
+        "python_math": ("policy_violation", "python_compute"),
+        "os_system": ("policy_violation", "processes"),
+    }
+)
 # With the static policy off: what the layers behind it make of the same cheats.
 LAYERED: dict[str, tuple[str, str | None]] = {
     "forge_result_os": ("incorrect_numerical", None),
@@ -89,15 +90,17 @@ def build(cheat: str, dest: Path, folder: str = "cheats", text: str | None = Non
     core = NAIVE.read_text().replace("\ndef run(", "\ndef honest_run(")
     path = dest / f"{cheat}.py"
     helpers = (HERE / "torch_muon.py").read_text()
-    path.write_text(core + "\n\n" + helpers + "\n\n" + (text if text is not None else (HERE / folder / f"{cheat}.py").read_text()))
+    path.write_text(
+        core + "\n\n" + helpers + "\n\n" + (text if text is not None else (HERE / folder / f"{cheat}.py").read_text())
+    )
     return path
 
 
-def run_case(cheat: str, tmp_path: Path, tasks_root: Path, device: str, workloads: list[str] | None = None,
-             static_policy: bool = True) -> EvalReport:
+def run_case(
+    cheat: str, tmp_path: Path, tasks_root: Path, device: str, workloads: list[str] | None = None, static_policy: bool = True
+) -> EvalReport:
     task = Catalog(tasks_root, REPO / "guidance").task("muon_orthogonalize")
-    return evaluate(task, build(cheat, tmp_path), device, workloads, timeout_s=TIMEOUTS.get(cheat),
-                    static_policy=static_policy)
+    return evaluate(task, build(cheat, tmp_path), device, workloads, timeout_s=TIMEOUTS.get(cheat), static_policy=static_policy)
 
 
 def assert_rejected(report: EvalReport, status: str, rule: str | None) -> None:
@@ -145,13 +148,19 @@ def test_sandbox_denies_files_environment_network_and_processes(
     monkeypatch.setenv("D2K_PROBE_VISIBLE", "1")
     marker = tmp_path / "outside"
     marker.mkdir()
-    forbidden = [str(tiny_tasks / "muon_orthogonalize" / "expert.py"), str(REPO / "tasks" / "muon_orthogonalize" / "expert.py"),
-                 str(REPO / "guidance" / "muon_orthogonalize" / "rubric.toml"), str(Path(__file__))]
+    forbidden = [
+        str(tiny_tasks / "muon_orthogonalize" / "expert.py"),
+        str(REPO / "tasks" / "muon_orthogonalize" / "expert.py"),
+        str(REPO / "guidance" / "muon_orthogonalize" / "rubric.toml"),
+        str(Path(__file__)),
+    ]
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
-        text = (HERE / "probes" / "escape_attempts.py").read_text().format(
-            marker_dir=marker, forbidden=forbidden, port=server.getsockname()[1]
+        text = (
+            (HERE / "probes" / "escape_attempts.py")
+            .read_text()
+            .format(marker_dir=marker, forbidden=forbidden, port=server.getsockname()[1])
         )
         task = Catalog(tiny_tasks, REPO / "guidance").task("muon_orthogonalize")
         report = evaluate(task, build("escape_attempts", tmp_path, text=text), "cpu", static_policy=False)

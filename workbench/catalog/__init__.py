@@ -6,6 +6,15 @@ from workbench.catalog.guidance import CONFIGS, Guidance, GuidanceConfig, Rubric
 from workbench.catalog.task import Task, TaskSpec, Workload
 
 __all__ = [
-    "CONFIGS", "Catalog", "CatalogError", "Guidance", "GuidanceConfig", "Rubric", "Task", "TaskSpec",
-    "Workload", "parse_config", "render",
+    "CONFIGS",
+    "Catalog",
+    "CatalogError",
+    "Guidance",
+    "GuidanceConfig",
+    "Rubric",
+    "Task",
+    "TaskSpec",
+    "Workload",
+    "parse_config",
+    "render",
 ]

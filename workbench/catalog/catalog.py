@@ -11,7 +11,6 @@ from workbench.catalog.guidance import Guidance, Rubric
 from workbench.catalog.loader import load_guidance, load_rubric, load_task
 from workbench.catalog.task import Task
 
-
 TASK_ID = re.compile(r"[A-Za-z0-9_]{1,100}")  # a folder name under the tasks root, never a path
 
 

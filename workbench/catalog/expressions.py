@@ -87,6 +87,8 @@ def evaluate(text: str, env: Mapping[str, int | float], *, allow_compare: bool =
 
 def _eval(node: ast.AST, env: Mapping[str, int | float], text: str) -> float:
     if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, int | float):
+            raise ExpressionError(f"{text!r}: only numbers may appear as constants")
         return node.value
     if isinstance(node, ast.Name):
         if node.id not in env:

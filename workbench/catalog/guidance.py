@@ -75,7 +75,7 @@ def _find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
         path.append(node)
         for nxt in graph[node]:
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return [*path[path.index(nxt) :], nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -93,7 +93,7 @@ def _find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
 
 
 def levels_of(config: GuidanceConfig) -> tuple[Level, ...]:
-    return () if config == "none" else tuple(config.split("+"))  # type: ignore[return-value]
+    return () if config == "none" else tuple(level for level in LEVELS if level in config.split("+"))
 
 
 def parse_config(text: str) -> GuidanceConfig:

@@ -79,7 +79,5 @@ def load_rubric(guidance_dir: Path, guidance: Guidance) -> Rubric:
     for index, criterion in enumerate(rubric.criteria):
         for ref in criterion.guidance:
             if ref not in known:
-                raise CatalogError(
-                    path, f"names unknown guidance item {ref!r}", field=f"criteria[{index}].guidance"
-                )
+                raise CatalogError(path, f"names unknown guidance item {ref!r}", field=f"criteria[{index}].guidance")
     return rubric

@@ -7,13 +7,22 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from workbench.catalog import expressions
 from workbench.errors import UsageError
 
-from workbench.catalog import expressions
-
 TensorDtype = Literal[
-    "float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
-    "int64", "int32", "int16", "int8", "uint8", "bool",
+    "float64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
 ]
 ScalarDtype = Literal["int", "float", "bool"]
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]

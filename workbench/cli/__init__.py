@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
 from workbench.cli.bench_cmd import bench_app
+from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
+from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stdout, user_errors
 from workbench.cli.eval_cmd import eval_cmd
 from workbench.cli.session_cmds import SessionsDir, replay_cmd, session_app
-from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stdout, user_errors
 
 app = typer.Typer(
     name="d2k-workbench",
@@ -26,19 +26,21 @@ app.command("replay")(replay_cmd)
 
 
 @app.callback(invoke_without_command=True)
-def root(ctx: typer.Context, tasks_dir: TasksDir = None, guidance_dir: GuidanceDir = None,
-         sessions_dir: SessionsDir = None) -> None:
+def root(
+    ctx: typer.Context, tasks_dir: TasksDir = None, guidance_dir: GuidanceDir = None, sessions_dir: SessionsDir = None
+) -> None:
     """With no command: open the workbench (the Textual app); `--help` lists the commands."""
     if ctx.invoked_subcommand is not None:
         return
     with user_errors():
         catalog(tasks_dir, guidance_dir).task_ids()  # a missing tasks folder is an error before the screen opens
         try:
-            from workbench.tui import run_app  # imported here: other commands do not pay for Textual
             import textual  # noqa: F401
+
+            from workbench.tui import run_app  # imported here: other commands do not pay for Textual
         except ImportError as exc:
             stdout().print(catalogue_table(catalog(tasks_dir, guidance_dir)))
-            raise fail(f"the workbench needs Textual ({exc}); the catalogue is above, `--help` lists the commands")
+            raise fail(f"the workbench needs Textual ({exc}); the catalogue is above, `--help` lists the commands") from None
         run_app(tasks_dir, guidance_dir, sessions_dir)
 
 

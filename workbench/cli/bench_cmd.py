@@ -34,13 +34,32 @@ def bench_harness(
         sys.stdout.write(json.dumps(rows) + "\n")
         return
     table = Table(title=f"harness vs do_bench and the profiler on {torch.cuda.get_device_name(device)}, {repeats} repeats")
-    for column in ("kernel", "harness ms", "do_bench ms", "profiler ms", "/do_bench", "/profiler", "harness spread",
-                   "do_bench spread", "reps", "cover ms"):
+    for column in (
+        "kernel",
+        "harness ms",
+        "do_bench ms",
+        "profiler ms",
+        "/do_bench",
+        "/profiler",
+        "harness spread",
+        "do_bench spread",
+        "reps",
+        "cover ms",
+    ):
         table.add_column(column)
     for r in rows:
-        table.add_row(str(r["kernel"]), f"{r['harness_ms']:.4f}", f"{r['do_bench_ms']:.4f}", f"{r['profiler_ms']:.4f}",
-                      f"{r['ratio']:.3f}", f"{r['ratio_profiler']:.3f}", f"{r['harness_spread']:.2%}",
-                      f"{r['do_bench_spread']:.2%}", f"{r['harness_reps']:.0f}", f"{r['cover_ms']:.3f}")
+        table.add_row(
+            str(r["kernel"]),
+            f"{r['harness_ms']:.4f}",
+            f"{r['do_bench_ms']:.4f}",
+            f"{r['profiler_ms']:.4f}",
+            f"{r['ratio']:.3f}",
+            f"{r['ratio_profiler']:.3f}",
+            f"{r['harness_spread']:.2%}",
+            f"{r['do_bench_spread']:.2%}",
+            f"{r['harness_reps']:.0f}",
+            f"{r['cover_ms']:.3f}",
+        )
     stdout().print(table)
 
 
@@ -54,7 +73,8 @@ def bench_tui(
 ) -> None:
     """Time the workbench (headless, this machine): start to first paint, opening a session, moving between revisions."""
     try:
-        from workbench.tui.bench import as_json as bench_json, run_tui_bench  # Textual only when asked for
+        from workbench.tui.bench import as_json as bench_json  # Textual only when asked for
+        from workbench.tui.bench import run_tui_bench
     except ImportError as exc:
         raise fail(f"bench tui needs Textual: {exc}", EXIT_USAGE) from None
     result = run_tui_bench(starts, opens, moves, events)
@@ -66,6 +86,7 @@ def bench_tui(
         table.add_column(column)
     for row in result.rows():
         unit = str(row["unit"])
-        table.add_row(str(row["measure"]), str(row["n"]), f"{row['median']:.3f} {unit}", f"{row['max']:.3f} {unit}",
-                      str(row["goal"]))
+        table.add_row(
+            str(row["measure"]), str(row["n"]), f"{row['median']:.3f} {unit}", f"{row['max']:.3f} {unit}", str(row["goal"])
+        )
     stdout().print(table)

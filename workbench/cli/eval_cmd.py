@@ -26,20 +26,33 @@ def report_table(report: EvalReport) -> Table:
     for w in report.workloads:
         style = "green" if w.status == "passed" else "red"
         table.add_row(
-            w.name, f"[{style}]{w.status}[/]", _fmt(w.rel_err, ".2e"), _fmt(w.latency_ms, ".4f"),
-            _fmt(w.reference_ms, ".4f"), _fmt(w.speedup, ".2f") + ("x" if w.speedup else ""), escape(w.message),
+            w.name,
+            f"[{style}]{w.status}[/]",
+            _fmt(w.rel_err, ".2e"),
+            _fmt(w.latency_ms, ".4f"),
+            _fmt(w.reference_ms, ".4f"),
+            _fmt(w.speedup, ".2f") + ("x" if w.speedup else ""),
+            escape(w.message),
         )
     return table
 
 
-PHASE_LABELS = {"start": "start", "first_call": "first call (compile)", "correctness": "correctness",
-                "timing": "timing", "reference_timing": "reference timing", "recheck": "re-check", "other": "other"}
+PHASE_LABELS = {
+    "start": "start",
+    "first_call": "first call (compile)",
+    "correctness": "correctness",
+    "timing": "timing",
+    "reference_timing": "reference timing",
+    "recheck": "re-check",
+    "other": "other",
+}
 
 
 def time_line(report: EvalReport) -> str:
     """Where the evaluation's wall time went, e.g. "12.3 s: start 2.1 · first call (compile) 4.0 · ..."."""
-    parts = [f"{PHASE_LABELS.get(name, name)} {seconds:.1f}" for name, seconds in report.phase_totals().items()
-             if seconds >= 0.05]
+    parts = [
+        f"{PHASE_LABELS.get(name, name)} {seconds:.1f}" for name, seconds in report.phase_totals().items() if seconds >= 0.05
+    ]
     return f"{report.duration_s:.1f} s: " + " · ".join(parts)
 
 
@@ -51,8 +64,10 @@ def timing_notes(report: EvalReport) -> list[str]:
         if w.timing_note:
             notes.append(f"{w.name}: {w.timing_note}")
         if w.latency is not None and w.latency.uncovered:
-            notes.append(f"{w.name}: {w.latency.uncovered} of {w.latency.reps} calls launched for longer than the "
-                         f"{w.latency.cover_ms:.2f} ms cover: part of their host launch time is in the figure")
+            notes.append(
+                f"{w.name}: {w.latency.uncovered} of {w.latency.reps} calls launched for longer than the "
+                f"{w.latency.cover_ms:.2f} ms cover: part of their host launch time is in the figure"
+            )
         if w.reference_reused:
             notes.append(f"{w.name}: the reference's timing was reused from an earlier evaluation of this session")
     return notes
@@ -62,9 +77,7 @@ def eval_cmd(
     task_id: Annotated[str, typer.Argument(help="Task id.")],
     solution: Annotated[Path, typer.Argument(help="The solution file (a Python file defining run(...)).")],
     device: Annotated[str, typer.Option("--device", help="cpu, cuda or cuda:N (default: cuda when present, else cpu).")] = "auto",
-    workload: Annotated[
-        list[str] | None, typer.Option("--workload", help="Evaluate only this workload (repeatable).")
-    ] = None,
+    workload: Annotated[list[str] | None, typer.Option("--workload", help="Evaluate only this workload (repeatable).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before the evaluation is stopped.")] = None,
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness only, even on a GPU.")] = False,

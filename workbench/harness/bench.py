@@ -25,14 +25,14 @@ from workbench.harness.timing import Clocks, Sleeper, TimingPlan, time_calls
 
 
 @triton.jit
-def _scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+def _scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):  # type: ignore[no-untyped-def]
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 1.5 + 1.0, mask=mask)
 
 
 @triton.jit
-def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):  # type: ignore[no-untyped-def]
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -113,7 +113,7 @@ def profiled_ms(fn: Callable[..., None], sets: list[dict[str, Any]], device: tor
             torch.cuda.synchronize(device)
         kernels = [e for e in prof.events() if str(e.device_type).endswith("CUDA")]
         per_call.append(sum(e.time_range.elapsed_us() for e in kernels) / 1e3)
-    return statistics.median(per_call)
+    return float(statistics.median(per_call))
 
 
 def run_bench(repeats: int = 5, device: str = "cuda", max_time_s: float = 10.0) -> list[dict[str, float | str]]:
@@ -133,12 +133,20 @@ def run_bench(repeats: int = 5, device: str = "cuda", max_time_s: float = 10.0) 
             bench_ms.append(triton.testing.do_bench(lambda args=sets[0], fn=case.fn: fn(**args), return_mode="median"))
         h, b = statistics.median(harness_ms), statistics.median(bench_ms)
         p = profiled_ms(case.fn, sets, dev)
-        rows.append({
-            "kernel": case.name, "harness_ms": h, "do_bench_ms": b, "profiler_ms": p, "ratio": h / b,
-            "ratio_profiler": h / p if p > 0 else float("nan"),
-            "harness_spread": max(harness_ms) / min(harness_ms) - 1, "do_bench_spread": max(bench_ms) / min(bench_ms) - 1,
-            "harness_reps": statistics.median(reps), "cover_ms": statistics.median(covers),
-        })
+        rows.append(
+            {
+                "kernel": case.name,
+                "harness_ms": h,
+                "do_bench_ms": b,
+                "profiler_ms": p,
+                "ratio": h / b,
+                "ratio_profiler": h / p if p > 0 else float("nan"),
+                "harness_spread": max(harness_ms) / min(harness_ms) - 1,
+                "do_bench_spread": max(bench_ms) / min(bench_ms) - 1,
+                "harness_reps": statistics.median(reps),
+                "cover_ms": statistics.median(covers),
+            }
+        )
         del sets
         torch.cuda.empty_cache()
     return rows

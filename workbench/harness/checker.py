@@ -79,7 +79,7 @@ class ResultPipe:
         line = WorkerResult(complete=complete, current_workload=current, report=report).model_dump_json() + "\n"
         data = line.encode()
         while data:
-            data = data[os.write(self.fd, data):]
+            data = data[os.write(self.fd, data) :]
 
 
 def versions() -> dict[str, str]:
@@ -106,8 +106,12 @@ def main(argv: list[str]) -> int:
     solution_file = Path(request.solution).resolve()
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (Triton interpreter)"
     report = EvalReport(
-        task=task.id, solution=request.solution, device=str(device), status="runtime_error",
-        device_name=device_name, versions=versions(),
+        task=task.id,
+        solution=request.solution,
+        device=str(device),
+        status="runtime_error",
+        device_name=device_name,
+        versions=versions(),
     )
 
     def finish(status: Status, message: str, violations: list[Violation] | None = None) -> int:
@@ -140,8 +144,16 @@ def main(argv: list[str]) -> int:
 
 
 def _evaluate(
-    request: EvalRequest, task: Task, solution: RemoteSolution, reference_module: ModuleType, inputs_module: ModuleType,
-    device: torch.device, report: EvalReport, finish: Any, results: ResultPipe, started: float,
+    request: EvalRequest,
+    task: Task,
+    solution: RemoteSolution,
+    reference_module: ModuleType,
+    inputs_module: ModuleType,
+    device: torch.device,
+    report: EvalReport,
+    finish: Callable[..., int],
+    results: ResultPipe,
+    started: float,
 ) -> int:
     from workbench.harness.correctness import TaskFault, TrialFailure, WorkloadChecker
     from workbench.harness.remote import SolutionFailure
@@ -210,7 +222,7 @@ def _evaluate(
     message = failed[0].message if failed else ""
     if report.violations and not message:
         message = report.violations[0].describe()
-    return finish(status, message)  # type: ignore[no-any-return]
+    return finish(status, message)
 
 
 class TimedCallSampler:
@@ -247,8 +259,14 @@ class TimedCallSampler:
 
 
 def time_workload(
-    task: Task, workload: Workload, checker: WorkloadChecker, result: WorkloadResult, device: torch.device,
-    request: EvalRequest, reference_module: ModuleType, report: EvalReport,
+    task: Task,
+    workload: Workload,
+    checker: WorkloadChecker,
+    result: WorkloadResult,
+    device: torch.device,
+    request: EvalRequest,
+    reference_module: ModuleType,
+    report: EvalReport,
 ) -> None:
     """Time the solution (in its process, cross-checked here) and the reference (here); check samples."""
     from workbench.harness.correctness import TrialFailure
@@ -275,7 +293,7 @@ def time_workload(
             reference_error = solution_error = None
             try:  # the reference must be capturable too: both are timed the same way or neither is
                 capture_graphs(reference_module.reference, reference_args, CLOCKS)
-            except Exception as exc:  # noqa: BLE001 - the reference is not capturable: time both with events
+            except Exception as exc:
                 reference_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
             if reference_error is None:
                 progress(f"{workload.name}: capturing CUDA graphs of the solution")
@@ -296,14 +314,15 @@ def time_workload(
                 latency = measure(sampler.timed(method), len(TIMING_SLOTS), CLOCKS, plan, method)
         if latency is None:
             raise RuntimeError("no timing method was chosen")  # unreachable: every branch above measures
-        null_walls = [checker.solution.call(TIMING_SLOTS[0], checker.output_specs, null=True, cover_ms=latency.cover_ms).wall_ms
-                      for _ in range(NULL_CALLS)]
+        null_walls = [
+            checker.solution.call(TIMING_SLOTS[0], checker.output_specs, null=True, cover_ms=latency.cover_ms).wall_ms
+            for _ in range(NULL_CALLS)
+        ]
         progress(f"{workload.name}: checking {len(sampler.reservoir)} sampled timed calls")
         for sample, k in enumerate(sampler.reservoir):
             checker.verify(REFRESH_TRIAL + 1 + sample, sets[k], *checker.fetch(sample=sample))
     with phase(result, "reference_timing"):
-        earlier = [t for t in request.reference_timings
-                   if t.matches(workload.name, method, report.device_name, report.versions)]
+        earlier = [t for t in request.reference_timings if t.matches(workload.name, method, report.device_name, report.versions)]
         if earlier:
             result.reference, result.reference_reused = earlier[-1].stats, True
         else:
@@ -311,11 +330,13 @@ def time_workload(
             result.reference, _ = time_calls(reference_module.reference, reference_args, CLOCKS, device, method, plan)
     result.latency = latency
     del sets, reference_args
-    outside = statistics.median(sampler.walls[-latency.reps:]) - statistics.median(null_walls)
+    outside = statistics.median(sampler.walls[-latency.reps :]) - statistics.median(null_walls)
     result.outside_ms = outside
     if outside > OUTSIDE_FACTOR * latency.median_ms + OUTSIDE_SLACK_MS:
-        detail = (f"the solution process reported a median of {latency.median_ms:.3f} ms per call, but the checker's "
-                  f"clock saw {outside:.3f} ms: work ran outside the timed stream, or the time was forged")
+        detail = (
+            f"the solution process reported a median of {latency.median_ms:.3f} ms per call, but the checker's "
+            f"clock saw {outside:.3f} ms: work ran outside the timed stream, or the time was forged"
+        )
         raise TrialFailure("policy_violation", detail, [Violation(rule="timing_mismatch", detail=detail)])
     peaks = peaks_for(torch.cuda.get_device_name(device))
     if peaks is not None:

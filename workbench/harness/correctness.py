@@ -22,9 +22,18 @@ from workbench.harness.remote import CallReply, RemoteSolution, SolutionFailure
 from workbench.harness.report import Status, Violation
 
 DTYPES: dict[str, torch.dtype] = {
-    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-    "float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2, "int64": torch.int64,
-    "int32": torch.int32, "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float8_e4m3fn": torch.float8_e4m3fn,
+    "float8_e5m2": torch.float8_e5m2,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
 }
 
 
@@ -83,7 +92,7 @@ class WorkloadChecker:
         seed = trial_seed(self.secret, self.workload.name, trial)
         try:
             inputs = self.make_inputs(self.workload.axes, seed, self.device)
-        except Exception as exc:  # noqa: BLE001 - the task's fault, never the solution's
+        except Exception as exc:
             raise TaskFault(f"the task's make_inputs failed: {type(exc).__name__}: {exc}") from exc
         for arg in self.spec.signature.inputs:
             if arg.name not in inputs:
@@ -104,14 +113,23 @@ class WorkloadChecker:
         self.solution.put(slot, tensors, scalars, sorted(self.state_names), refill=refill)
 
     # -- one call -----------------------------------------------------------------------------
-    def call(self, slot: int, *, profile: bool = False, keep: bool = False, replay: bool = False,
-             restore: bool = False, cover_ms: float = 0.0) -> CallReply:
+    def call(
+        self,
+        slot: int,
+        *,
+        profile: bool = False,
+        keep: bool = False,
+        replay: bool = False,
+        restore: bool = False,
+        cover_ms: float = 0.0,
+    ) -> CallReply:
         """One call in the solution process; its reported breaches and output descriptions checked."""
         try:
-            reply = self.solution.call(slot, self.output_specs, profile=profile, keep=keep, replay=replay,
-                                       restore=restore, cover_ms=cover_ms)
+            reply = self.solution.call(
+                slot, self.output_specs, profile=profile, keep=keep, replay=replay, restore=restore, cover_ms=cover_ms
+            )
         except SolutionFailure as failure:
-            raise TrialFailure(failure.status, failure.message, failure.violations) from None  # type: ignore[arg-type]
+            raise TrialFailure(failure.status, failure.message, failure.violations) from None
         self.stats.launches += reply.launches
         self.stats.launch_names.update(reply.launch_names)
         if reply.violations:
@@ -135,18 +153,27 @@ class WorkloadChecker:
                 raise TrialFailure("incorrect_shape", f"output {spec.name} is a {kind}, not a tensor")
             expected = self.task.shape(spec.shape, self.workload)
             if tuple(out.get("shape", ())) != expected:
-                raise TrialFailure("incorrect_shape", f"output {spec.name} has shape {out.get('shape')}, expected {list(expected)}")
+                raise TrialFailure(
+                    "incorrect_shape", f"output {spec.name} has shape {out.get('shape')}, expected {list(expected)}"
+                )
             if out.get("dtype") != spec.dtype:
-                raise TrialFailure("incorrect_dtype", f"output {spec.name} is torch.{out.get('dtype')}, expected torch.{spec.dtype}")
+                raise TrialFailure(
+                    "incorrect_dtype", f"output {spec.name} is torch.{out.get('dtype')}, expected torch.{spec.dtype}"
+                )
             if out.get("device") != self.device.type:
-                raise TrialFailure("incorrect_shape", f"output {spec.name} is on {out.get('device')}, expected {self.device.type}")
+                raise TrialFailure(
+                    "incorrect_shape", f"output {spec.name} is on {out.get('device')}, expected {self.device.type}"
+                )
             if spec.layout == "contiguous" and not out.get("contiguous"):
                 raise TrialFailure("incorrect_shape", f"output {spec.name} must be contiguous")
             aliases = out.get("aliases") or []
             if aliases:
                 detail = f"output {spec.name} aliases input {aliases[0]}"
-                raise TrialFailure("policy_violation", f"output {spec.name} shares memory with input {aliases[0]}",
-                                   [Violation(rule="output_aliases_input", detail=detail)])
+                raise TrialFailure(
+                    "policy_violation",
+                    f"output {spec.name} shares memory with input {aliases[0]}",
+                    [Violation(rule="output_aliases_input", detail=detail)],
+                )
 
     def fetch(self, sample: int | None = None) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
         """The last call's outputs and state inputs, or those of a sampled timed call."""
@@ -157,15 +184,16 @@ class WorkloadChecker:
             else:
                 outputs, after = self.solution.fetch_sample(sample, len(self.output_specs), state)
         except SolutionFailure as failure:
-            raise TrialFailure(failure.status, failure.message) from None  # type: ignore[arg-type]
+            raise TrialFailure(failure.status, failure.message) from None
         for spec, out in zip(self.spec.signature.outputs, outputs, strict=True):  # what crossed must match too
             if tuple(out.shape) != self.task.shape(spec.shape, self.workload) or out.dtype != DTYPES[spec.dtype]:
                 raise TrialFailure("incorrect_shape", f"output {spec.name} does not match its description")
         return outputs, after
 
     # -- the checks -----------------------------------------------------------------------------
-    def check_call(self, trial: int, inputs: dict[str, Any], *, slot: int = 0, refill: bool = False,
-                   keep: bool = True, profile: bool = False) -> None:
+    def check_call(
+        self, trial: int, inputs: dict[str, Any], *, slot: int = 0, refill: bool = False, keep: bool = True, profile: bool = False
+    ) -> None:
         """Send the inputs, call, fetch and check everything about the call."""
         self.send(slot, inputs, refill=refill)
         self.call(slot, profile=profile, keep=keep)
@@ -189,7 +217,7 @@ class WorkloadChecker:
                 )
         try:
             result = fn(**args, **prealloc)
-        except Exception as exc:  # noqa: BLE001 - the task's fault, never the solution's
+        except Exception as exc:
             raise TaskFault(f"the task's {fn_name}(...) failed: {type(exc).__name__}: {exc}") from exc
         returned = [s for s in self.spec.signature.outputs if s.mode == "return"]
         values = [result] if len(returned) == 1 else list(result or [])
@@ -198,7 +226,11 @@ class WorkloadChecker:
         return outs, states
 
     def _compare_with_oracle(
-        self, trial: int, inputs: dict[str, Any], outputs: list[torch.Tensor], after: dict[str, torch.Tensor],
+        self,
+        trial: int,
+        inputs: dict[str, Any],
+        outputs: list[torch.Tensor],
+        after: dict[str, torch.Tensor],
     ) -> None:
         tol = self.task.tolerance_for(self.workload)
         with torch.no_grad():
@@ -231,7 +263,7 @@ class WorkloadChecker:
         try:
             changed, kept = self.solution.recheck()
         except SolutionFailure as failure:
-            raise TrialFailure(failure.status, failure.message) from None  # type: ignore[arg-type]
+            raise TrialFailure(failure.status, failure.message) from None
         if changed:
             raise TrialFailure(
                 "incorrect_numerical", f"{changed} of {kept} earlier outputs changed after later calls (output buffers reused)"
@@ -249,7 +281,7 @@ class WorkloadChecker:
                     if failure.status == "runtime_error" and failure.message.startswith("ValueError"):
                         continue
                     if failure.status not in ("runtime_error", "compile_error"):
-                        raise TrialFailure(failure.status, failure.message) from None  # type: ignore[arg-type]
+                        raise TrialFailure(failure.status, failure.message) from None
                     detail = f"run({arg.name}={bad}) raised {failure.message.split(':')[0]}, expected ValueError"
                 else:
                     detail = f"run({arg.name}={bad}) returned; {arg.name} must be {arg.value} (ValueError otherwise)"

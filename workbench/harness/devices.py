@@ -19,20 +19,17 @@ class DevicePeaks(BaseModel):
 PEAKS: tuple[DevicePeaks, ...] = (
     DevicePeaks(
         name="H100",
-        tflops={"float16": 989.0, "bfloat16": 989.0, "tf32": 494.0, "float32": 67.0, "float8": 1979.0,
-                "float64": 67.0},
+        tflops={"float16": 989.0, "bfloat16": 989.0, "tf32": 494.0, "float32": 67.0, "float8": 1979.0, "float64": 67.0},
         bandwidth_tbs=3.35,
     ),
     DevicePeaks(
         name="H200",
-        tflops={"float16": 989.0, "bfloat16": 989.0, "tf32": 494.0, "float32": 67.0, "float8": 1979.0,
-                "float64": 67.0},
+        tflops={"float16": 989.0, "bfloat16": 989.0, "tf32": 494.0, "float32": 67.0, "float8": 1979.0, "float64": 67.0},
         bandwidth_tbs=4.8,
     ),
     DevicePeaks(
         name="B200",
-        tflops={"float16": 2250.0, "bfloat16": 2250.0, "tf32": 1100.0, "float32": 80.0, "float8": 4500.0,
-                "float64": 40.0},
+        tflops={"float16": 2250.0, "bfloat16": 2250.0, "tf32": 1100.0, "float32": 80.0, "float8": 4500.0, "float64": 40.0},
         bandwidth_tbs=8.0,
     ),
 )

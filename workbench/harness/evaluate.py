@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workbench import paths
+from workbench.catalog.task import Task
 from workbench.device import resolve_device
 from workbench.errors import UsageError
-from workbench.catalog.task import Task
 from workbench.harness import policy_static
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
 from workbench.harness.reference_cache import ReferenceCache
@@ -83,7 +83,7 @@ def remove_stale_scratch() -> None:
     """Remove scratch folders of evaluations whose process is gone (a killed runner leaves them)."""
     root = Path(tempfile.gettempdir())
     for folder in root.glob(f"{SCRATCH_PREFIX}*"):
-        owner = folder.name[len(SCRATCH_PREFIX):].split("-")[0]
+        owner = folder.name[len(SCRATCH_PREFIX) :].split("-")[0]
         if not owner.isdigit():
             continue
         try:
@@ -144,9 +144,15 @@ def evaluate(
     cache = ReferenceCache(reference_cache) if reference_cache is not None else None
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         request = EvalRequest(
-            task_dir=str(task.dir.resolve()), solution=str(solution), device=device, workloads=names,
-            secret=secrets.randbits(62), timing=timing, timeout_s=timeout,
-            hidden=hidden_paths(task, [Path(scratch), *(hide or [])]), static_policy=static_policy,
+            task_dir=str(task.dir.resolve()),
+            solution=str(solution),
+            device=device,
+            workloads=names,
+            secret=secrets.randbits(62),
+            timing=timing,
+            timeout_s=timeout,
+            hidden=hidden_paths(task, [Path(scratch), *(hide or [])]),
+            static_policy=static_policy,
             reference_timings=cache.fresh(task) if cache is not None else [],
         )
         # The request (with the secret) goes in through stdin and the report comes back through a pipe:
@@ -155,8 +161,15 @@ def evaluate(
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "workbench.harness.checker", str(result_write)],
-                cwd=scratch, env=worker_env(device), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace", pass_fds=[result_write],
+                cwd=scratch,
+                env=worker_env(device),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                text=True,
+                errors="replace",
+                pass_fds=[result_write],
                 preexec_fn=_limit_cpu_memory if device == "cpu" else _prepare_gpu_child,
             )
         finally:
@@ -203,9 +216,15 @@ def _static_refusal(task: Task, solution: Path, device: str) -> EvalReport | Non
         return None  # the checker reports it with its line
     if not found:
         return None
-    report = EvalReport(task=task.id, solution=str(solution), device=device, status="policy_violation",
-                        message=found[0].describe(), violations=found,
-                        sandbox="not started: the static policy refused the source")
+    report = EvalReport(
+        task=task.id,
+        solution=str(solution),
+        device=device,
+        status="policy_violation",
+        message=found[0].describe(),
+        violations=found,
+        sandbox="not started: the static policy refused the source",
+    )
     report.duration_s = time.perf_counter() - started
     return report
 
@@ -223,19 +242,26 @@ def _read_results(fd: int, results: list[WorkerResult]) -> None:
 
 def _read_output(process: subprocess.Popen[str], tail: list[str], on_progress: Callable[[str], None] | None) -> None:
     assert process.stdout is not None
-    for line in process.stdout:
-        line = line.rstrip("\n")
+    for raw in process.stdout:
+        line = raw.rstrip("\n")
         if line.startswith(PROGRESS_PREFIX):
             if on_progress is not None:
-                on_progress(line[len(PROGRESS_PREFIX):])
+                on_progress(line[len(PROGRESS_PREFIX) :])
             continue
         tail.append(line)
         del tail[:-40]
 
 
 def _collect(
-    task: Task, solution: Path, device: str, names: list[str], partial: WorkerResult | None, returncode: int,
-    timed_out: bool, timeout: float, tail: list[str],
+    task: Task,
+    solution: Path,
+    device: str,
+    names: list[str],
+    partial: WorkerResult | None,
+    returncode: int,
+    timed_out: bool,
+    timeout: float,
+    tail: list[str],
 ) -> EvalReport:
     if partial is not None and partial.complete and not timed_out and returncode == 0:
         return partial.report
@@ -256,7 +282,7 @@ def _collect(
         if result.name == current:
             result.status, result.message = status, message  # type: ignore[assignment]
     if current is None and not report.workloads:
-        report.workloads.append(WorkloadResult(name=names[0], status=status, message=message))  # type: ignore[arg-type]
+        report.workloads.append(WorkloadResult(name=names[0], status=status, message=message))
     report.status = status  # type: ignore[assignment]
     report.message = message
     return report

@@ -8,10 +8,10 @@ records every aten op the solution asks for. Only allocation, views and shape gl
 Triton's launcher, interpreter and autotuner make torch calls of their own: an op whose nearest
 non-torch caller is Triton's code is Triton's only if it is one of the few data-movement and
 bookkeeping ops Triton itself uses (TRITON_OWN_OPS); any other op is the solution's wherever it is
-called from, so torch math handed to Triton as a hook cannot pass as Triton's. Triton launches are counted through Triton's launch hook (or, under the interpreter,
-around the interpreter's launch). Before and after the call the guard compares snapshots of the
-clocks, timers and public torch callables, and checks that no torch mode or trace hook was left
-behind.
+called from, so torch math handed to Triton as a hook cannot pass as Triton's. Triton launches are
+counted through Triton's launch hook (or, under the interpreter, around the interpreter's launch).
+Before and after the call the guard compares snapshots of the clocks, timers and public torch
+callables, and checks that no torch mode or trace hook was left behind.
 """
 
 from __future__ import annotations
@@ -39,20 +39,75 @@ HERE = str(Path(__file__).resolve())
 # aten ops that only allocate, view, or move data without arithmetic (shape/stride glue).
 ALLOWED_OPS = frozenset(
     {
-        "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
-        "new_zeros", "zero_", "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "permute",
-        "transpose", "t", "expand", "squeeze", "unsqueeze", "slice", "select", "narrow", "alias", "detach",
-        "clone", "contiguous", "unbind", "split", "split_with_sizes", "chunk", "flatten", "unflatten",
-        "view_as", "expand_as", "movedim", "size", "stride",
-        "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "dim", "numel",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "zero_",
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "_reshape_alias",
+        "as_strided",
+        "permute",
+        "transpose",
+        "t",
+        "expand",
+        "squeeze",
+        "unsqueeze",
+        "slice",
+        "select",
+        "narrow",
+        "alias",
+        "detach",
+        "clone",
+        "contiguous",
+        "unbind",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "flatten",
+        "unflatten",
+        "view_as",
+        "expand_as",
+        "movedim",
+        "size",
+        "stride",
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "is_contiguous",
+        "dim",
+        "numel",
     }
 )
 # Ops Triton makes itself: the interpreter's copies between tensors and its host buffers, the
 # autotuner's cache clearing and statistics over its own timings. Compute ops are not here.
 TRITON_OWN_OPS = frozenset(
     {
-        "empty", "new_empty", "empty_strided", "set_", "copy_", "_to_copy", "zero_", "fill_", "lift_fresh",
-        "_local_scalar_dense", "quantile", "median", "mean", "min", "max", "detach", "view", "resize_",
+        "empty",
+        "new_empty",
+        "empty_strided",
+        "set_",
+        "copy_",
+        "_to_copy",
+        "zero_",
+        "fill_",
+        "lift_fresh",
+        "_local_scalar_dense",
+        "quantile",
+        "median",
+        "mean",
+        "min",
+        "max",
+        "detach",
+        "view",
+        "resize_",
     }
 )
 
@@ -74,7 +129,7 @@ def _caller_outside_torch(frame: FrameType | None) -> FrameType | None:
 
 class _OpRecorder(TorchDispatchMode):
     def __init__(self, solution_file: str) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.solution_file = solution_file
         self.violations: list[Violation] = []
 
@@ -82,9 +137,7 @@ class _OpRecorder(TorchDispatchMode):
         name = _op_base_name(func)
         if name not in ALLOWED_OPS:
             caller = _caller_outside_torch(sys._getframe(1))
-            by_triton = (
-                name in TRITON_OWN_OPS and caller is not None and caller.f_code.co_filename.startswith(TRITON_DIR)
-            )
+            by_triton = name in TRITON_OWN_OPS and caller is not None and caller.f_code.co_filename.startswith(TRITON_DIR)
             if not by_triton:
                 line = caller.f_lineno if caller is not None and caller.f_code.co_filename == self.solution_file else None
                 op = str(func)
@@ -139,7 +192,7 @@ class LaunchCounter:
                 counter.names.append(self.fn.__name__)
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
 
-        interpreter.InterpretedFunction.run = counted_run  # type: ignore[method-assign]
+        interpreter.InterpretedFunction.run = counted_run
         self._uninstall = lambda: setattr(interpreter.InterpretedFunction, "run", original)
 
     def uninstall(self) -> None:
@@ -149,17 +202,44 @@ class LaunchCounter:
 
 
 TIMER_NAMES = (
-    "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
-    "time.monotonic_ns", "time.process_time",
+    "time.time",
+    "time.time_ns",
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "time.monotonic",
+    "time.monotonic_ns",
+    "time.process_time",
 )
 
 
 # Methods of torch.Tensor that comparisons and conversions go through; resolved through the class's
 # bases, so a dunder added on torch.Tensor over TensorBase's counts as replaced.
 TENSOR_DUNDERS = (
-    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__float__", "__int__", "__index__",
-    "__getitem__", "__setitem__", "__matmul__", "__mul__", "__add__", "__sub__", "__truediv__", "__array__",
-    "__torch_function__", "__torch_dispatch__", "__repr__", "__len__", "__iter__", "__contains__", "__hash__",
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__bool__",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__getitem__",
+    "__setitem__",
+    "__matmul__",
+    "__mul__",
+    "__add__",
+    "__sub__",
+    "__truediv__",
+    "__array__",
+    "__torch_function__",
+    "__torch_dispatch__",
+    "__repr__",
+    "__len__",
+    "__iter__",
+    "__contains__",
+    "__hash__",
 )
 
 
@@ -179,8 +259,11 @@ def snapshot() -> dict[str, object]:
     """The clocks, timers and torch entry points the harness relies on (the objects, compared by identity)."""
     state: dict[str, object] = {f"time.{n}": getattr(time, n) for n in (t.split(".")[1] for t in TIMER_NAMES)}
     for label, namespace in (
-        ("torch", torch), ("torch.Tensor", torch.Tensor), ("torch.linalg", torch.linalg),
-        ("torch.cuda", torch.cuda), ("torch.cuda.Event", torch.cuda.Event),
+        ("torch", torch),
+        ("torch.Tensor", torch.Tensor),
+        ("torch.linalg", torch.linalg),
+        ("torch.cuda", torch.cuda),
+        ("torch.cuda.Event", torch.cuda.Event),
     ):
         for name, value in _public_callables(namespace).items():
             state[f"{label}.{name}"] = value
@@ -205,7 +288,7 @@ def hooks_left_behind() -> list[Violation]:
     found = []
     if sys.gettrace() is not None or sys.getprofile() is not None:
         found.append(Violation(rule="introspection", detail="a trace or profile hook was left installed"))
-    if threading.gettrace() is not None or threading.getprofile() is not None:  # type: ignore[attr-defined]
+    if threading.gettrace() is not None or threading.getprofile() is not None:
         found.append(Violation(rule="introspection", detail="a thread trace or profile hook was left installed"))
     if _get_current_dispatch_mode_stack() or torch._C._len_torch_function_stack() > 0:
         found.append(Violation(rule="monkeypatch", detail="a torch function or dispatch mode was left active"))
@@ -228,7 +311,11 @@ class Guard:
         self.threads = threading.active_count()
 
     def call(
-        self, fn: Callable[..., Any], *args: Any, after: Callable[[], None] | None = None, require_launch: bool = True,
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        after: Callable[[], None] | None = None,
+        require_launch: bool = True,
         **kwargs: Any,
     ) -> tuple[Any, CallRecord]:
         """Call fn under the guard. `after` runs as soon as fn returns, before the checks (the end event)."""

@@ -30,18 +30,18 @@ def install() -> Callable[[], None]:
     original = builder.create_dot
 
     def create_dot(self: Any, a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
-        if a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16:
+        if tl.bfloat16 in (a.dtype.scalar, b.dtype.scalar):
             a_data = _bf16_bits_to_fp32(a.data) if a.dtype.scalar == tl.bfloat16 else a.data.astype(np.float32)
             b_data = _bf16_bits_to_fp32(b.data) if b.dtype.scalar == tl.bfloat16 else b.data.astype(np.float32)
             product = np.matmul(a_data, b_data, dtype=np.float32).astype(d.data.dtype)
             return interpreter.TensorHandle(product + d.data, d.dtype.scalar)
         return original(self, a, b, d, input_precision, max_num_imprecise_acc)
 
-    builder.create_dot = create_dot  # type: ignore[method-assign]
+    builder.create_dot = create_dot
     restore_autotune = _first_config_autotune()
 
     def uninstall() -> None:
-        builder.create_dot = original  # type: ignore[method-assign]
+        builder.create_dot = original
         restore_autotune()
 
     return uninstall
@@ -56,9 +56,9 @@ def _first_config_autotune() -> Callable[[], None]:
     def bench(self: Any, *args: Any, config: Any, **meta: Any) -> list[float]:
         return [0.0, 0.0, 0.0]
 
-    Autotuner._bench = bench  # type: ignore[method-assign]
+    Autotuner._bench = bench
 
     def uninstall() -> None:
-        Autotuner._bench = original  # type: ignore[method-assign]
+        Autotuner._bench = original
 
     return uninstall

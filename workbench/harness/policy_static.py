@@ -49,8 +49,8 @@ calls), ``float(t)`` / ``int(t)`` (the runtime guard sees those reads), ``data_p
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import dataclasses
 import enum
@@ -75,125 +75,327 @@ ALLOWED_IMPORTS = frozenset(
 # Why a well-known module is refused (anything else off the allow-list is "import"). An attribute with
 # one of these names is a module reached through another object and is refused wherever it appears.
 MODULE_RULES: dict[str, str] = {
-    "numpy": "numpy", "np": "numpy", "cupy": "foreign_kernels", "jax": "foreign_kernels",
-    "threading": "threads", "_thread": "threads", "concurrent": "threads", "asyncio": "threads",
-    "multiprocessing": "processes", "subprocess": "processes", "signal": "processes", "pty": "processes",
+    "numpy": "numpy",
+    "np": "numpy",
+    "cupy": "foreign_kernels",
+    "jax": "foreign_kernels",
+    "threading": "threads",
+    "_thread": "threads",
+    "concurrent": "threads",
+    "asyncio": "threads",
+    "multiprocessing": "processes",
+    "subprocess": "processes",
+    "signal": "processes",
+    "pty": "processes",
     "atexit": "processes",
-    "gc": "introspection", "inspect": "introspection", "sys": "introspection", "traceback": "introspection",
-    "weakref": "introspection", "builtins": "introspection", "bltns": "introspection", "modules": "introspection",
-    "operator": "introspection", "linecache": "introspection", "platform": "introspection", "dis": "introspection",
-    "faulthandler": "introspection", "tracemalloc": "introspection", "resource": "introspection",
-    "importlib": "dynamic_code", "pickle": "dynamic_code", "marshal": "dynamic_code", "runpy": "dynamic_code",
-    "code": "dynamic_code", "codeop": "dynamic_code", "types": "dynamic_code", "pkgutil": "dynamic_code",
-    "copyreg": "dynamic_code", "zipimport": "dynamic_code", "ast": "dynamic_code",
-    "ctypes": "ctypes", "cffi": "ctypes", "mmap": "ctypes",
-    "time": "timers", "timeit": "timers", "datetime": "timers",
-    "socket": "network", "urllib": "network", "http": "network", "requests": "network", "httpx": "network",
-    "io": "files", "pathlib": "files", "shutil": "files", "tempfile": "files", "glob": "files", "os": "files",
-    "posix": "files", "nt": "files", "posixpath": "files", "contextlib": "files", "fcntl": "files",
+    "gc": "introspection",
+    "inspect": "introspection",
+    "sys": "introspection",
+    "traceback": "introspection",
+    "weakref": "introspection",
+    "builtins": "introspection",
+    "bltns": "introspection",
+    "modules": "introspection",
+    "operator": "introspection",
+    "linecache": "introspection",
+    "platform": "introspection",
+    "dis": "introspection",
+    "faulthandler": "introspection",
+    "tracemalloc": "introspection",
+    "resource": "introspection",
+    "importlib": "dynamic_code",
+    "pickle": "dynamic_code",
+    "marshal": "dynamic_code",
+    "runpy": "dynamic_code",
+    "code": "dynamic_code",
+    "codeop": "dynamic_code",
+    "types": "dynamic_code",
+    "pkgutil": "dynamic_code",
+    "copyreg": "dynamic_code",
+    "zipimport": "dynamic_code",
+    "ast": "dynamic_code",
+    "ctypes": "ctypes",
+    "cffi": "ctypes",
+    "mmap": "ctypes",
+    "time": "timers",
+    "timeit": "timers",
+    "datetime": "timers",
+    "socket": "network",
+    "urllib": "network",
+    "http": "network",
+    "requests": "network",
+    "httpx": "network",
+    "io": "files",
+    "pathlib": "files",
+    "shutil": "files",
+    "tempfile": "files",
+    "glob": "files",
+    "os": "files",
+    "posix": "files",
+    "nt": "files",
+    "posixpath": "files",
+    "contextlib": "files",
+    "fcntl": "files",
 }
 # Attribute names refused on any object, whatever the root of the chain.
 ATTRIBUTE_RULES: dict[str, str] = {
     # frames, code objects, class hierarchy
-    "_getframe": "introspection", "f_back": "introspection", "f_locals": "introspection",
-    "f_globals": "introspection", "f_builtins": "introspection", "f_code": "introspection",
-    "f_trace": "introspection", "gi_frame": "introspection", "gi_code": "introspection",
-    "cr_frame": "introspection", "cr_code": "introspection", "ag_frame": "introspection",
-    "ag_code": "introspection", "tb_frame": "introspection", "tb_next": "introspection",
-    "co_code": "introspection", "co_consts": "introspection", "mro": "introspection",
-    "update_wrapper": "introspection", "get_capture_scope": "introspection", "used_global_vals": "introspection",
-    "globals": "introspection", "locals": "introspection", "vars": "introspection", "getattr": "introspection",
-    "setattr": "introspection", "delattr": "introspection", "breakpoint": "introspection",
-    "eval": "dynamic_code", "exec": "dynamic_code",
+    "_getframe": "introspection",
+    "f_back": "introspection",
+    "f_locals": "introspection",
+    "f_globals": "introspection",
+    "f_builtins": "introspection",
+    "f_code": "introspection",
+    "f_trace": "introspection",
+    "gi_frame": "introspection",
+    "gi_code": "introspection",
+    "cr_frame": "introspection",
+    "cr_code": "introspection",
+    "ag_frame": "introspection",
+    "ag_code": "introspection",
+    "tb_frame": "introspection",
+    "tb_next": "introspection",
+    "co_code": "introspection",
+    "co_consts": "introspection",
+    "mro": "introspection",
+    "update_wrapper": "introspection",
+    "get_capture_scope": "introspection",
+    "used_global_vals": "introspection",
+    "globals": "introspection",
+    "locals": "introspection",
+    "vars": "introspection",
+    "getattr": "introspection",
+    "setattr": "introspection",
+    "delattr": "introspection",
+    "breakpoint": "introspection",
+    "eval": "dynamic_code",
+    "exec": "dynamic_code",
     # compilers (triton.jit is allowed, see attribute_rule)
-    "compile": "torch_compile", "jit": "torch_compile", "_dynamo": "torch_compile", "_inductor": "torch_compile",
+    "compile": "torch_compile",
+    "jit": "torch_compile",
+    "_dynamo": "torch_compile",
+    "_inductor": "torch_compile",
     # streams and graphs
-    "Stream": "streams", "stream": "streams", "streams": "streams", "ExternalStream": "streams",
-    "set_stream": "streams", "StreamContext": "streams", "graph": "streams", "graphs": "streams",
-    "CUDAGraph": "streams", "make_graphed_callables": "streams",
+    "Stream": "streams",
+    "stream": "streams",
+    "streams": "streams",
+    "ExternalStream": "streams",
+    "set_stream": "streams",
+    "StreamContext": "streams",
+    "graph": "streams",
+    "graphs": "streams",
+    "CUDAGraph": "streams",
+    "make_graphed_callables": "streams",
     # clocks
-    "perf_counter": "timers", "perf_counter_ns": "timers", "monotonic": "timers", "monotonic_ns": "timers",
-    "process_time": "timers", "thread_time": "timers", "time_ns": "timers", "sleep": "timers",
-    "_sleep": "timers", "elapsed_time": "timers", "Event": "timers", "globaltimer": "timers",
+    "perf_counter": "timers",
+    "perf_counter_ns": "timers",
+    "monotonic": "timers",
+    "monotonic_ns": "timers",
+    "process_time": "timers",
+    "thread_time": "timers",
+    "time_ns": "timers",
+    "sleep": "timers",
+    "_sleep": "timers",
+    "elapsed_time": "timers",
+    "Event": "timers",
+    "globaltimer": "timers",
     # threads and processes
-    "Thread": "threads", "start_new_thread": "threads", "ThreadPoolExecutor": "threads",
-    "ProcessPoolExecutor": "processes", "share_memory_": "processes",
+    "Thread": "threads",
+    "start_new_thread": "threads",
+    "ThreadPoolExecutor": "threads",
+    "ProcessPoolExecutor": "processes",
+    "share_memory_": "processes",
     # extensions and internals
-    "cpp_extension": "inline_cpp", "load_inline": "inline_cpp", "_C": "torch_internals",
-    "ops": "torch_internals", "library": "torch_internals", "cudart": "torch_internals",
-    "set_sync_debug_mode": "torch_internals", "use_deterministic_algorithms": "torch_internals",
-    "manual_seed": "torch_internals", "manual_seed_all": "torch_internals",
-    "knobs": "triton_internals", "ir": "triton_internals", "driver": "dynamic_code",
-    "device_caches": "triton_internals", "add_pre_run_hook": "torch_compute", "pre_run_hooks": "torch_compute",
-    "from_file": "files", "extern_elementwise": "foreign_kernels",
+    "cpp_extension": "inline_cpp",
+    "load_inline": "inline_cpp",
+    "_C": "torch_internals",
+    "ops": "torch_internals",
+    "library": "torch_internals",
+    "cudart": "torch_internals",
+    "set_sync_debug_mode": "torch_internals",
+    "use_deterministic_algorithms": "torch_internals",
+    "manual_seed": "torch_internals",
+    "manual_seed_all": "torch_internals",
+    "knobs": "triton_internals",
+    "ir": "triton_internals",
+    "driver": "dynamic_code",
+    "device_caches": "triton_internals",
+    "add_pre_run_hook": "torch_compute",
+    "pre_run_hooks": "torch_compute",
+    "from_file": "files",
+    "extern_elementwise": "foreign_kernels",
     # code from strings, classes built at run time
-    "get_type_hints": "dynamic_code", "ForwardRef": "dynamic_code", "singledispatch": "dynamic_code",
-    "singledispatchmethod": "dynamic_code", "make_dataclass": "dynamic_code",
+    "get_type_hints": "dynamic_code",
+    "ForwardRef": "dynamic_code",
+    "singledispatch": "dynamic_code",
+    "singledispatchmethod": "dynamic_code",
+    "make_dataclass": "dynamic_code",
     # tensor values moved into Python
-    "tolist": "python_compute", "item": "python_compute", "numpy": "python_compute",
-    "storage": "python_compute", "untyped_storage": "python_compute", "typed_storage": "python_compute",
-    "new_tensor": "python_compute", "from_buffer": "python_compute", "apply_": "python_compute",
-    "map_": "python_compute", "map2_": "python_compute", "__array__": "python_compute",
-    "__array_interface__": "python_compute", "__cuda_array_interface__": "python_compute",
+    "tolist": "python_compute",
+    "item": "python_compute",
+    "numpy": "python_compute",
+    "storage": "python_compute",
+    "untyped_storage": "python_compute",
+    "typed_storage": "python_compute",
+    "new_tensor": "python_compute",
+    "from_buffer": "python_compute",
+    "apply_": "python_compute",
+    "map_": "python_compute",
+    "map2_": "python_compute",
+    "__array__": "python_compute",
+    "__array_interface__": "python_compute",
+    "__cuda_array_interface__": "python_compute",
     "__dlpack__": "python_compute",
     # tensor subclasses and torch modes
-    "as_subclass": "tensor_subclass", "__torch_function__": "tensor_subclass",
-    "__torch_dispatch__": "tensor_subclass", "TorchFunctionMode": "tensor_subclass",
-    "TorchDispatchMode": "tensor_subclass", "overrides": "tensor_subclass",
+    "as_subclass": "tensor_subclass",
+    "__torch_function__": "tensor_subclass",
+    "__torch_dispatch__": "tensor_subclass",
+    "TorchFunctionMode": "tensor_subclass",
+    "TorchDispatchMode": "tensor_subclass",
+    "overrides": "tensor_subclass",
 }
 # Qualified names refused with their own rule (a name and everything under it; longest prefix wins).
 PATH_RULES: dict[str, str] = {
     # torch compilers and code generators
-    "torch.compile": "torch_compile", "torch.compiler": "torch_compile", "torch.jit": "torch_compile",
-    "torch._dynamo": "torch_compile", "torch._inductor": "torch_compile", "torch.export": "torch_compile",
-    "torch.fx": "dynamic_code", "torch.package": "dynamic_code",
+    "torch.compile": "torch_compile",
+    "torch.compiler": "torch_compile",
+    "torch.jit": "torch_compile",
+    "torch._dynamo": "torch_compile",
+    "torch._inductor": "torch_compile",
+    "torch.export": "torch_compile",
+    "torch.fx": "dynamic_code",
+    "torch.package": "dynamic_code",
     # torch internals and global settings
-    "torch._C": "torch_internals", "torch.ops": "torch_internals", "torch.library": "torch_internals",
-    "torch.classes": "torch_internals", "torch.backends": "torch_internals", "torch.random": "torch_internals",
-    "torch.manual_seed": "torch_internals", "torch.seed": "torch_internals", "torch.cpp": "torch_internals",
-    "torch.cuda.cudart": "torch_internals", "torch.cuda.jiterator": "foreign_kernels",
+    "torch._C": "torch_internals",
+    "torch.ops": "torch_internals",
+    "torch.library": "torch_internals",
+    "torch.classes": "torch_internals",
+    "torch.backends": "torch_internals",
+    "torch.random": "torch_internals",
+    "torch.manual_seed": "torch_internals",
+    "torch.seed": "torch_internals",
+    "torch.cpp": "torch_internals",
+    "torch.cuda.cudart": "torch_internals",
+    "torch.cuda.jiterator": "foreign_kernels",
     # torch I/O, processes, network, timers
-    "torch.save": "files", "torch.load": "files", "torch.from_file": "files", "torch.serialization": "files",
-    "torch.onnx": "files", "torch.hub": "network", "torch.distributed": "network",
-    "torch.multiprocessing": "processes", "torch.utils.data": "processes",
-    "torch.utils.cpp_extension": "inline_cpp", "torch.utils.benchmark": "timers",
-    "torch.profiler": "introspection", "torch.autograd.profiler": "introspection",
+    "torch.save": "files",
+    "torch.load": "files",
+    "torch.from_file": "files",
+    "torch.serialization": "files",
+    "torch.onnx": "files",
+    "torch.hub": "network",
+    "torch.distributed": "network",
+    "torch.multiprocessing": "processes",
+    "torch.utils.data": "processes",
+    "torch.utils.cpp_extension": "inline_cpp",
+    "torch.utils.benchmark": "timers",
+    "torch.profiler": "introspection",
+    "torch.autograd.profiler": "introspection",
     # tensor subclasses, tensors built from Python values
     "torch.overrides": "tensor_subclass",
-    "torch.tensor": "python_compute", "torch.as_tensor": "python_compute", "torch.asarray": "python_compute",
-    "torch.frombuffer": "python_compute", "torch.from_numpy": "python_compute",
-    "torch.from_dlpack": "python_compute", "torch.utils.dlpack": "python_compute",
+    "torch.tensor": "python_compute",
+    "torch.as_tensor": "python_compute",
+    "torch.asarray": "python_compute",
+    "torch.frombuffer": "python_compute",
+    "torch.from_numpy": "python_compute",
+    "torch.from_dlpack": "python_compute",
+    "torch.utils.dlpack": "python_compute",
     # triton internals (the compiler, drivers that load binaries, hooks, benchmarking)
-    "triton.compile": "triton_internals", "triton.compiler": "triton_internals",
-    "triton.backends": "triton_internals", "triton.knobs": "triton_internals",
-    "triton.tools": "triton_internals", "triton.testing": "timers",
-    "triton.runtime.driver": "dynamic_code", "triton.runtime.build": "inline_cpp",
-    "triton.runtime.cache": "files", "triton.runtime.RemoteCacheBackend": "network",
+    "triton.compile": "triton_internals",
+    "triton.compiler": "triton_internals",
+    "triton.backends": "triton_internals",
+    "triton.knobs": "triton_internals",
+    "triton.tools": "triton_internals",
+    "triton.testing": "timers",
+    "triton.runtime.driver": "dynamic_code",
+    "triton.runtime.build": "inline_cpp",
+    "triton.runtime.cache": "files",
+    "triton.runtime.RemoteCacheBackend": "network",
     "triton.runtime.RedisRemoteCacheBackend": "network",
     # stdlib helpers that evaluate strings or build classes and wrappers by name
-    "typing.get_type_hints": "dynamic_code", "typing.ForwardRef": "dynamic_code",
-    "functools.singledispatch": "dynamic_code", "functools.singledispatchmethod": "dynamic_code",
-    "functools.update_wrapper": "introspection", "dataclasses.make_dataclass": "dynamic_code",
+    "typing.get_type_hints": "dynamic_code",
+    "typing.ForwardRef": "dynamic_code",
+    "functools.singledispatch": "dynamic_code",
+    "functools.singledispatchmethod": "dynamic_code",
+    "functools.update_wrapper": "introspection",
+    "dataclasses.make_dataclass": "dynamic_code",
 }
 # Allowed although under a refused prefix.
 ALLOWED_PATHS = ("triton.tools.tensor_descriptor",)  # host-side TMA descriptors
 # Namespaces where only listed members are allowed: namespace -> (members, rule for the others).
-TRITON_API = frozenset({
-    "jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "language", "tools", "runtime",
-    "reinterpret", "TensorWrapper", "MockTensor", "OutOfResources", "CompilationError", "TritonError",
-    "InterpreterError", "errors", "must_use_result", "set_allocator", "constexpr_function", "aggregate",
-    "JITFunction", "KernelInterface", "__version__",
-})
-TRITON_RUNTIME_API = frozenset({
-    "Autotuner", "Config", "Heuristics", "InterpreterError", "JITFunction", "KernelInterface", "MockTensor",
-    "OutOfResources", "TensorWrapper", "autotune", "heuristics", "errors", "reinterpret", "autotuner", "jit",
-})
-TORCH_CUDA_API = frozenset({
-    "get_device_properties", "get_device_capability", "get_device_name", "current_device", "device_count",
-    "is_available", "is_initialized", "synchronize", "device", "device_of", "current_stream",
-    "is_bf16_supported", "mem_get_info", "memory_allocated", "max_memory_allocated", "memory_reserved",
-    "max_memory_reserved", "empty_cache", "OutOfMemoryError", "get_arch_list", "nvtx", "amp",
-})
+TRITON_API = frozenset(
+    {
+        "jit",
+        "autotune",
+        "heuristics",
+        "Config",
+        "cdiv",
+        "next_power_of_2",
+        "language",
+        "tools",
+        "runtime",
+        "reinterpret",
+        "TensorWrapper",
+        "MockTensor",
+        "OutOfResources",
+        "CompilationError",
+        "TritonError",
+        "InterpreterError",
+        "errors",
+        "must_use_result",
+        "set_allocator",
+        "constexpr_function",
+        "aggregate",
+        "JITFunction",
+        "KernelInterface",
+        "__version__",
+    }
+)
+TRITON_RUNTIME_API = frozenset(
+    {
+        "Autotuner",
+        "Config",
+        "Heuristics",
+        "InterpreterError",
+        "JITFunction",
+        "KernelInterface",
+        "MockTensor",
+        "OutOfResources",
+        "TensorWrapper",
+        "autotune",
+        "heuristics",
+        "errors",
+        "reinterpret",
+        "autotuner",
+        "jit",
+    }
+)
+TORCH_CUDA_API = frozenset(
+    {
+        "get_device_properties",
+        "get_device_capability",
+        "get_device_name",
+        "current_device",
+        "device_count",
+        "is_available",
+        "is_initialized",
+        "synchronize",
+        "device",
+        "device_of",
+        "current_stream",
+        "is_bf16_supported",
+        "mem_get_info",
+        "memory_allocated",
+        "max_memory_allocated",
+        "memory_reserved",
+        "max_memory_reserved",
+        "empty_cache",
+        "OutOfMemoryError",
+        "get_arch_list",
+        "nvtx",
+        "amp",
+    }
+)
 
 
 def _public_api(module: types.ModuleType) -> frozenset[str]:
@@ -214,44 +416,118 @@ OS_PROCESS_PREFIXES = ("system", "popen", "exec", "spawn", "posix_spawn", "fork"
 # Class decorators that change the object they are given: only as a decorator of this file's own
 # class or function statement; value = positional arguments allowed when called in decorator position.
 DECORATOR_ONLY: dict[str, int] = {
-    "dataclasses.dataclass": 0, "functools.total_ordering": 0, "functools.wraps": 1, "enum.unique": 0,
-    "enum.verify": 0, "enum.global_enum": 0, "typing.final": 0, "typing.runtime_checkable": 0,
-    "typing.no_type_check": 0, "typing.no_type_check_decorator": 0, "typing.override": 0,
+    "dataclasses.dataclass": 0,
+    "functools.total_ordering": 0,
+    "functools.wraps": 1,
+    "enum.unique": 0,
+    "enum.verify": 0,
+    "enum.global_enum": 0,
+    "typing.final": 0,
+    "typing.runtime_checkable": 0,
+    "typing.no_type_check": 0,
+    "typing.no_type_check_decorator": 0,
+    "typing.override": 0,
     "typing.dataclass_transform": 0,
 }
 # Builtins refused where the name resolves to the builtin (``type`` only in its 3-argument form).
 FORBIDDEN_NAMES: dict[str, str] = {
-    "exec": "dynamic_code", "eval": "dynamic_code", "compile": "dynamic_code", "__import__": "dynamic_code",
-    "globals": "introspection", "locals": "introspection", "vars": "introspection", "dir": "introspection",
-    "getattr": "introspection", "setattr": "introspection", "delattr": "introspection",
-    "__builtins__": "introspection", "__loader__": "introspection", "__spec__": "introspection",
-    "breakpoint": "introspection", "help": "introspection",
-    "open": "files", "input": "files", "memoryview": "ctypes",
+    "exec": "dynamic_code",
+    "eval": "dynamic_code",
+    "compile": "dynamic_code",
+    "__import__": "dynamic_code",
+    "globals": "introspection",
+    "locals": "introspection",
+    "vars": "introspection",
+    "dir": "introspection",
+    "getattr": "introspection",
+    "setattr": "introspection",
+    "delattr": "introspection",
+    "__builtins__": "introspection",
+    "__loader__": "introspection",
+    "__spec__": "introspection",
+    "breakpoint": "introspection",
+    "help": "introspection",
+    "open": "files",
+    "input": "files",
+    "memoryview": "ctypes",
 }
 # String constants that name a builtin reachable through a dict (``scope["__builtins__"]["eval"]``).
-FORBIDDEN_STRINGS = frozenset({
-    "eval", "exec", "compile", "getattr", "setattr", "delattr", "globals", "locals", "vars", "breakpoint",
-})
+FORBIDDEN_STRINGS = frozenset(
+    {
+        "eval",
+        "exec",
+        "compile",
+        "getattr",
+        "setattr",
+        "delattr",
+        "globals",
+        "locals",
+        "vars",
+        "breakpoint",
+    }
+)
 TORCH_HOOKS = frozenset({"__torch_function__", "__torch_dispatch__"})
-ALLOWED_DUNDER_METHODS = frozenset({
-    "__init__", "__post_init__", "__repr__", "__eq__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__",
-    "__len__", "__iter__", "__getitem__", "__contains__", "__call__", "__enter__", "__exit__",
-})
+ALLOWED_DUNDER_METHODS = frozenset(
+    {
+        "__init__",
+        "__post_init__",
+        "__repr__",
+        "__eq__",
+        "__hash__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__len__",
+        "__iter__",
+        "__getitem__",
+        "__contains__",
+        "__call__",
+        "__enter__",
+        "__exit__",
+    }
+)
 ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__doc__", "__all__", "__slots__", "__debug__", "__version__"})
 ALLOWED_DUNDER_STRINGS = ALLOWED_DUNDER_NAMES | ALLOWED_DUNDER_METHODS | {"__main__"}
 ALLOWED_DUNDER_ATTRIBUTES = frozenset({"__init__", "__name__", "__doc__", "__post_init__", "__version__"})
 # Class bases: builtin types (when the file never rebinds the name) and typing/enum classes.
-SAFE_BUILTIN_BASES = frozenset({
-    "object", "int", "float", "str", "tuple", "list", "dict", "set", "frozenset", "Exception", "ValueError",
-    "TypeError", "RuntimeError", "KeyError", "IndexError", "LookupError", "ArithmeticError",
-    "NotImplementedError", "AssertionError", "AttributeError",
-})
+SAFE_BUILTIN_BASES = frozenset(
+    {
+        "object",
+        "int",
+        "float",
+        "str",
+        "tuple",
+        "list",
+        "dict",
+        "set",
+        "frozenset",
+        "Exception",
+        "ValueError",
+        "TypeError",
+        "RuntimeError",
+        "KeyError",
+        "IndexError",
+        "LookupError",
+        "ArithmeticError",
+        "NotImplementedError",
+        "AssertionError",
+        "AttributeError",
+    }
+)
 SAFE_BASE_MODULES = ("typing", "enum")
 # Host callbacks Triton runs itself: the value must be a lambda or a function defined in the file.
-HOOK_KEYWORDS = frozenset({
-    "pre_hook", "post_hook", "prune_configs_by", "early_config_prune", "perf_model", "do_bench",
-    "launch_metadata",
-})
+HOOK_KEYWORDS = frozenset(
+    {
+        "pre_hook",
+        "post_hook",
+        "prune_configs_by",
+        "early_config_prune",
+        "perf_model",
+        "do_bench",
+        "launch_metadata",
+    }
+)
 # Triton entry points with callback parameters: path -> (first positional hook argument, hook keywords).
 HOOK_CALLS: dict[str, tuple[int, frozenset[str]]] = {
     "triton.jit": (0, frozenset({"fn", "repr"})),
@@ -301,9 +577,10 @@ MAX_PATH_DEPTH = 12  # aliases of deeper paths are not followed
 # Rules for names
 # ---------------------------------------------------------------------------------------------------
 
+
 def _short(node: ast.AST, limit: int = 60) -> str:
     text = ast.unparse(node)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_dunder(name: str) -> bool:
@@ -344,7 +621,7 @@ def _component_rule(parts: list[str]) -> Finding | None:
     for i, part in enumerate(parts[1:], start=1):
         rule = attribute_rule(part, parts[0])
         if rule is not None:
-            return rule, f"{'.'.join(parts[:i + 1])} is not allowed ({RULE_REASONS[rule]})"
+            return rule, f"{'.'.join(parts[: i + 1])} is not allowed ({RULE_REASONS[rule]})"
     if parts[0] == "torch" and any(part.startswith("set_") for part in parts[1:]):
         return "torch_internals", f"{'.'.join(parts)} is not allowed (changes torch's global state)"
     return None
@@ -355,7 +632,7 @@ def _namespace_rule(path: str) -> Finding | None:
         return None
     for namespace, (members, rule) in NAMESPACES.items():
         if path.startswith(namespace + "."):
-            member = path[len(namespace) + 1:].split(".")[0]
+            member = path[len(namespace) + 1 :].split(".", maxsplit=1)[0]
             if member not in members:
                 return rule, f"{namespace}.{member} is not allowed (not in the allowed API of {namespace})"
     return None
@@ -403,6 +680,7 @@ GUARDED_PATHS = _guarded_paths()
 # ---------------------------------------------------------------------------------------------------
 # Scopes: where a name is bound, so that builtins are refused only where they are the builtin
 # ---------------------------------------------------------------------------------------------------
+
 
 @dataclass(eq=False)
 class _Scope:
@@ -496,7 +774,7 @@ class _ScopeBuilder(ast.NodeVisitor):
         if isinstance(target, ast.Name):
             self.assignments.append((target.id, value))
         elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
-            for sub_target, sub_value in zip(target.elts, value.elts):
+            for sub_target, sub_value in zip(target.elts, value.elts, strict=False):
                 self._record_assignment(sub_target, sub_value)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -557,11 +835,11 @@ class _ScopeBuilder(ast.NodeVisitor):
             if arg.annotation is not None:
                 self.visit(arg.annotation)
         positional = [*args.posonlyargs, *args.args]
-        for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=False):
             self.assignments.append((arg.arg, default))
-        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-            if default is not None:
-                self.assignments.append((arg.arg, default))
+        for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+            if kw_default is not None:
+                self.assignments.append((arg.arg, kw_default))
 
     def _bind_params(self, args: ast.arguments) -> None:
         for arg in _all_args(args):
@@ -632,6 +910,7 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
 # Names: what an expression denotes
 # ---------------------------------------------------------------------------------------------------
 
+
 def _chain(node: ast.AST) -> tuple[str, list[str]] | None:
     """``a.b.c`` -> ("a", ["b", "c"]); None when the chain does not start at a name."""
     parts: list[str] = []
@@ -683,6 +962,7 @@ class _Names:
 # The checker
 # ---------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Found:
     line: int
@@ -731,7 +1011,7 @@ class _Checker(ast.NodeVisitor):
     # -- qualified names -----------------------------------------------------------------------------
     def _check_path(self, path: str, node: ast.AST, *, imported: bool = False) -> bool:
         """Flag a library path; False when refused. Uses of a refused import are not flagged again."""
-        if not imported and path.split(".")[0] not in ALLOWED_IMPORTS:
+        if not imported and path.split(".", maxsplit=1)[0] not in ALLOWED_IMPORTS:
             return False
         found = path_rule(path)
         if found is not None:
@@ -887,12 +1167,14 @@ class _Checker(ast.NodeVisitor):
         if paths:
             return
         if isinstance(expr, ast.Name) and (
-            expr.id in self.names.local_classes
-            or (expr.id in SAFE_BUILTIN_BASES and expr.id not in self.names.bound_anywhere)
+            expr.id in self.names.local_classes or (expr.id in SAFE_BUILTIN_BASES and expr.id not in self.names.bound_anywhere)
         ):
             return
-        self.flag("tensor_subclass", f"class base {_short(base)} is not allowed "
-                  "(only this file's classes, builtin types, typing and enum)", base)
+        self.flag(
+            "tensor_subclass",
+            f"class base {_short(base)} is not allowed (only this file's classes, builtin types, typing and enum)",
+            base,
+        )
 
     # -- calls ---------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
@@ -922,19 +1204,20 @@ class _Checker(ast.NodeVisitor):
         parent = self.parents.get(node)
         if isinstance(parent, ast.Call) and (parent.func is node or _is_isinstance_call(parent)):
             return
-        if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(parent), ast.Call):
-            if _is_isinstance_call(self.parents[parent]):
-                return
+        grandparent = self.parents.get(parent) if isinstance(parent, ast.Tuple) else None
+        if isinstance(grandparent, ast.Call) and _is_isinstance_call(grandparent):
+            return
         if not isinstance(parent, ast.Compare):
             self.flag("dynamic_code", "type may only be called as type(x), not used as a value", node)
 
     def _check_keyword(self, keyword: ast.keyword) -> None:
         if keyword.arg is None:  # **{...}: the literal keys count as keywords
             if isinstance(keyword.value, ast.Dict):
-                for key, value in zip(keyword.value.keys, keyword.value.values):
+                for key, value in zip(keyword.value.keys, keyword.value.values, strict=False):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                        self._check_keyword(ast.keyword(arg=key.value, value=value, lineno=value.lineno,
-                                                        col_offset=value.col_offset))
+                        self._check_keyword(
+                            ast.keyword(arg=key.value, value=value, lineno=value.lineno, col_offset=value.col_offset)
+                        )
             return
         if keyword.arg in HOOK_KEYWORDS:
             self._check_hook(keyword.arg, keyword.value)
@@ -958,8 +1241,11 @@ class _Checker(ast.NodeVisitor):
 
     def _check_hook(self, name: str, value: ast.expr) -> None:
         if not self._is_honest_hook(value):
-            self.flag("torch_compute", f"{name}={_short(value)} is not allowed "
-                      "(hooks must be lambdas or functions defined in this file)", value)
+            self.flag(
+                "torch_compute",
+                f"{name}={_short(value)} is not allowed (hooks must be lambdas or functions defined in this file)",
+                value,
+            )
 
     def _check_library_call(self, path: str, node: ast.Call) -> None:
         if path in HOOK_CALLS:

@@ -57,23 +57,38 @@ class ReferenceCache:
         """The entries for this task's current files that are younger than max_age_s."""
         now = time.time() if now is None else now
         digest = task_digest(task)
-        return [e for e in self._read()
-                if e.task == task.id and e.task_digest == digest and 0 <= now - e.measured_at <= self.max_age_s]
+        return [
+            e
+            for e in self._read()
+            if e.task == task.id and e.task_digest == digest and 0 <= now - e.measured_at <= self.max_age_s
+        ]
 
     def record(self, task: Task, report: EvalReport, now: float | None = None) -> int:
         """Keep the reference timings the report measured (not those it reused); returns how many."""
         now = time.time() if now is None else now
         digest = task_digest(task)
         new = [
-            ReferenceTiming(task=task.id, task_digest=digest, workload=w.name, method=w.reference.method,
-                            device_name=report.device_name, versions=report.versions, measured_at=now, stats=w.reference)
-            for w in report.workloads if w.reference is not None and not w.reference_reused
+            ReferenceTiming(
+                task=task.id,
+                task_digest=digest,
+                workload=w.name,
+                method=w.reference.method,
+                device_name=report.device_name,
+                versions=report.versions,
+                measured_at=now,
+                stats=w.reference,
+            )
+            for w in report.workloads
+            if w.reference is not None and not w.reference_reused
         ]
         if not new:
             return 0
         replaced = {(e.task, e.workload, e.method, e.device_name) for e in new}
-        kept = [e for e in self._read()
-                if (e.task, e.workload, e.method, e.device_name) not in replaced and now - e.measured_at <= self.max_age_s]
+        kept = [
+            e
+            for e in self._read()
+            if (e.task, e.workload, e.method, e.device_name) not in replaced and now - e.measured_at <= self.max_age_s
+        ]
         self._write([*kept, *new])
         return len(new)
 
@@ -83,7 +98,7 @@ class ReferenceCache:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump([e.model_dump(mode="json") for e in entries], handle, indent=1)
-            os.replace(tmp, self.path)
+            Path(tmp).replace(self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -7,6 +7,7 @@ dies or does not answer becomes `crashed` or `timeout` with what it printed last
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,9 +27,7 @@ from workbench.harness.report import Violation
 from workbench.harness.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 
 PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
-HOST_CODE = (
-    "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution_host import main; sys.exit(main(sys.argv))"
-)
+HOST_CODE = "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution_host import main; sys.exit(main(sys.argv))"
 
 
 class SolutionFailure(Exception):
@@ -74,8 +73,14 @@ class RemoteSolution:
     def start(self) -> None:
         channel, theirs = Channel.pair()
         device_arg = self.device
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "PYTHONUNBUFFERED": "1",
-               "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": "/tmp/triton-cache", "TMPDIR": "/tmp"}
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": "/tmp",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "TRITON_CACHE_DIR": "/tmp/triton-cache",
+            "TMPDIR": "/tmp",
+        }
         for name in PASSED_ENV:
             if name in os.environ:
                 env[name] = os.environ[name]
@@ -93,8 +98,11 @@ class RemoteSolution:
             search_path.insert(0, str(paths.IMPORT_ROOT))
         solution_dir = Path(self.solution).resolve().parent
         argv = [sys.executable, "-I", "-c", HOST_CODE.format(path=search_path), str(theirs.fileno())]
-        readable = [*sandbox.default_readable(), *(Path(p) for p in search_path if not _holds_hidden(Path(p), self.hidden)),
-                    Path(self.solution).resolve()]
+        readable = [
+            *sandbox.default_readable(),
+            *(Path(p) for p in search_path if not _holds_hidden(Path(p), self.hidden)),
+            Path(self.solution).resolve(),
+        ]
         hidden = [*sandbox.default_hidden(self.hidden), solution_dir]
         command, self.sandbox_info = sandbox.wrap(argv, device=str(self.device), env=env, readable=readable, hidden=hidden)
         if self.sandbox_info.kind == "none":
@@ -102,8 +110,14 @@ class RemoteSolution:
         else:
             env_arg = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self.process = subprocess.Popen(
-            command, pass_fds=[theirs.fileno()], env=env_arg, cwd="/", stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+            command,
+            pass_fds=[theirs.fileno()],
+            env=env_arg,
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,
         )
         theirs.close()
         self.channel = channel
@@ -118,10 +132,8 @@ class RemoteSolution:
 
     def close(self) -> None:
         if self.channel is not None:
-            try:
+            with contextlib.suppress(ChannelClosed, OSError):
                 self.channel.send({"op": "exit"})
-            except (ChannelClosed, OSError):
-                pass
             self.channel.close()
             self.channel = None
         if self.process is not None:
@@ -184,32 +196,62 @@ class RemoteSolution:
         return reply, received
 
     def load(self) -> list[Violation]:
-        reply, _ = self.request({"op": "load", "solution": str(Path(self.solution).resolve()), "device": str(self.device_in_process)})
+        reply, _ = self.request(
+            {"op": "load", "solution": str(Path(self.solution).resolve()), "device": str(self.device_in_process)}
+        )
         return _violations(reply)
 
-    def put(self, slot: int, tensors: dict[str, torch.Tensor], scalars: dict[str, Any], state: list[str],
-            refill: bool = False) -> None:
+    def put(
+        self, slot: int, tensors: dict[str, torch.Tensor], scalars: dict[str, Any], state: list[str], refill: bool = False
+    ) -> None:
         names = list(tensors)
-        self.request({"op": "put", "slot": slot, "names": names, "scalars": scalars, "refill": refill, "state": state},
-                     [tensors[n] for n in names])
+        self.request(
+            {"op": "put", "slot": slot, "names": names, "scalars": scalars, "refill": refill, "state": state},
+            [tensors[n] for n in names],
+        )
 
-    def call(self, slot: int, outputs: list[dict[str, Any]], *, override: dict[str, Any] | None = None,
-             profile: bool = False, keep: bool = False, replay: bool = False, null: bool = False,
-             restore: bool = False, cover_ms: float = 0.0) -> CallReply:
+    def call(
+        self,
+        slot: int,
+        outputs: list[dict[str, Any]],
+        *,
+        override: dict[str, Any] | None = None,
+        profile: bool = False,
+        keep: bool = False,
+        replay: bool = False,
+        null: bool = False,
+        restore: bool = False,
+        cover_ms: float = 0.0,
+    ) -> CallReply:
         """One call; `cover_ms`: the blocking kernel queued before its start event (timing.py)."""
         started = time.perf_counter()
-        reply, _ = self.request({"op": "call", "slot": slot, "outputs": outputs, "override": override or {},
-                                 "profile": profile, "keep": keep, "replay": replay, "null": null, "restore": restore,
-                                 "cover_ms": cover_ms})
+        reply, _ = self.request(
+            {
+                "op": "call",
+                "slot": slot,
+                "outputs": outputs,
+                "override": override or {},
+                "profile": profile,
+                "keep": keep,
+                "replay": replay,
+                "null": null,
+                "restore": restore,
+                "cover_ms": cover_ms,
+            }
+        )
         wall_ms = (time.perf_counter() - started) * 1e3
         try:
             described = reply["outputs"]
             if not isinstance(described, list) or not all(isinstance(d, dict) for d in described):
                 raise TypeError("outputs")
             return CallReply(
-                ms=float(reply["ms"]), wall_ms=wall_ms, launch_ms=min(float(reply.get("launch_ms", 0.0)), wall_ms),
+                ms=float(reply["ms"]),
+                wall_ms=wall_ms,
+                launch_ms=min(float(reply.get("launch_ms", 0.0)), wall_ms),
                 launches=int(reply["launches"]),
-                launch_names=[str(n) for n in reply["launch_names"]], violations=_violations(reply), outputs=described,
+                launch_names=[str(n) for n in reply["launch_names"]],
+                violations=_violations(reply),
+                outputs=described,
                 mutated=[str(n) for n in reply.get("mutated", [])],
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -229,7 +271,9 @@ class RemoteSolution:
         _, tensors = self.request({"op": "fetch_sample", "index": index})
         return self._split(tensors, n_outputs, state)
 
-    def _split(self, tensors: list[torch.Tensor], n_outputs: int, state: list[str]) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
+    def _split(
+        self, tensors: list[torch.Tensor], n_outputs: int, state: list[str]
+    ) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
         names = sorted(state)
         if len(tensors) != n_outputs + len(names):
             self.kill()

@@ -20,8 +20,17 @@ Status = Literal[
     "input_mutated",
 ]
 STATUSES: tuple[Status, ...] = (
-    "passed", "compile_error", "runtime_error", "timeout", "crashed", "policy_violation",
-    "incorrect_shape", "incorrect_dtype", "incorrect_numerical", "state_mismatch", "input_mutated",
+    "passed",
+    "compile_error",
+    "runtime_error",
+    "timeout",
+    "crashed",
+    "policy_violation",
+    "incorrect_shape",
+    "incorrect_dtype",
+    "incorrect_numerical",
+    "state_mismatch",
+    "input_mutated",
 )
 
 
@@ -132,7 +141,7 @@ class EvalReport(BaseModel):
         product = 1.0
         for s in speedups:
             product *= s  # type: ignore[operator]
-        return product ** (1.0 / len(speedups))
+        return float(product ** (1.0 / len(speedups)))
 
     def summary_json(self) -> dict[str, object]:
         """The stable JSON shape printed by `d2k-workbench eval --json`."""

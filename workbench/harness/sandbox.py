@@ -51,6 +51,7 @@ Imports only the standard library and `workbench.paths` (no torch; note that imp
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
@@ -77,8 +78,15 @@ PROBE_TIMEOUT_S = 20.0
 GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/kfd", "/dev/dri")
 BASE_MOUNTS = (Path("/dev"), Path("/proc"), Path("/tmp"))  # mounted first by every sandbox; never undone
 NAMESPACE_ARGS: tuple[str, ...] = (
-    "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-    "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
 )
 
 
@@ -137,7 +145,7 @@ def _base_args(gpu: bool) -> list[str]:
     if gpu:
         for node in _gpu_device_nodes():
             args += ["--dev-bind", node, node]
-    return args + ["--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
+    return [*args, "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
 
 
 @functools.cache
@@ -145,8 +153,9 @@ def _probe(bwrap: str, gpu: bool) -> str | None:
     true = "/bin/true" if _executable(Path("/bin/true")) else (shutil.which("true") or "/bin/true")
     command = [bwrap, *_base_args(gpu), *NAMESPACE_ARGS, "--clearenv", "--chdir", "/tmp", "--", true]
     try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S,
-                              env=launcher_env(), check=False)
+        done = subprocess.run(
+            command, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, env=launcher_env(), check=False
+        )
     except subprocess.TimeoutExpired:
         return f"no answer within {PROBE_TIMEOUT_S:g} s"
     except OSError as exc:
@@ -166,8 +175,9 @@ def probe(bwrap: Path, device: str) -> str | None:
 @functools.cache
 def _version(bwrap: str) -> str:
     try:
-        done = subprocess.run([bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=PROBE_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            [bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "bubblewrap"
     text = done.stdout.decode(errors="replace").strip()
@@ -176,8 +186,10 @@ def _version(bwrap: str) -> str:
 
 def _confinement(gpu: bool) -> str:
     devices = "minimal /dev with the GPU device nodes" if gpu else "minimal /dev"
-    return ("read-only root, private /tmp, no network, own pid/ipc/uts namespaces, "
-            f"{devices}, no capabilities, clean environment, dies with its parent")
+    return (
+        "read-only root, private /tmp, no network, own pid/ipc/uts namespaces, "
+        f"{devices}, no capabilities, clean environment, dies with its parent"
+    )
 
 
 def status(device: str) -> SandboxInfo:
@@ -200,10 +212,8 @@ def status(device: str) -> SandboxInfo:
 # -- what a solution may see ---------------------------------------------------------------------
 def _home_dirs() -> list[Path]:
     homes = [Path.home()]
-    try:
+    with contextlib.suppress(KeyError):
         homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
-    except KeyError:
-        pass
     return homes
 
 
@@ -294,9 +304,17 @@ def _env_args(env: Mapping[str, str]) -> list[str]:
     return args
 
 
-def wrap(argv: list[str], *, device: str, env: dict[str, str], readable: Sequence[Path] = (),
-         hidden: Sequence[Path] = (), writable: Sequence[Path] = (), network: bool = False,
-         chdir: Path | None = None) -> tuple[list[str], SandboxInfo]:
+def wrap(
+    argv: list[str],
+    *,
+    device: str,
+    env: dict[str, str],
+    readable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+    network: bool = False,
+    chdir: Path | None = None,
+) -> tuple[list[str], SandboxInfo]:
     """The command line that runs `argv` sandboxed with exactly the environment `env`, and how.
 
     Returns (bwrap + flags + "--" + argv, kind "bubblewrap"), or (argv unchanged, kind "none") when
@@ -316,8 +334,17 @@ def wrap(argv: list[str], *, device: str, env: dict[str, str], readable: Sequenc
     assert bwrap is not None
     mounts = _mount_args(hidden, readable, writable)
     namespaces = [a for a in NAMESPACE_ARGS if not (network and a == "--unshare-net")]
-    command = [str(bwrap), *_base_args(_is_gpu(device)), *mounts, *namespaces, *_env_args(env),
-               "--chdir", str(chdir or "/tmp"), "--", *argv]
-    masked = sum(1 for k, flag in enumerate(mounts) if flag == "--tmpfs" or mounts[k:k + 2] == ["--ro-bind", "/dev/null"])
+    command = [
+        str(bwrap),
+        *_base_args(_is_gpu(device)),
+        *mounts,
+        *namespaces,
+        *_env_args(env),
+        "--chdir",
+        str(chdir or "/tmp"),
+        "--",
+        *argv,
+    ]
+    masked = sum(1 for k, flag in enumerate(mounts) if flag == "--tmpfs" or mounts[k : k + 2] == ["--ro-bind", "/dev/null"])
     detail = info.detail.replace("no network, ", "network, ") if network else info.detail
     return command, SandboxInfo(info.kind, f"{detail}, {masked} host paths hidden" if masked else detail)

@@ -97,8 +97,15 @@ class Host:
     # -- messages ------------------------------------------------------------------------------
     def serve(self) -> None:
         handlers: dict[str, Callable[[dict[str, Any], list[torch.Tensor]], None]] = {
-            "load": self.load, "put": self.put, "call": self.call, "fetch": self.fetch, "capture": self.capture,
-            "recheck": self.recheck, "release": self.release, "sample": self.sample, "fetch_sample": self.fetch_sample,
+            "load": self.load,
+            "put": self.put,
+            "call": self.call,
+            "fetch": self.fetch,
+            "capture": self.capture,
+            "recheck": self.recheck,
+            "release": self.release,
+            "sample": self.sample,
+            "fetch_sample": self.fetch_sample,
         }
         while True:
             try:
@@ -146,7 +153,7 @@ class Host:
 
         try:
             _, record = self.guard.call(do_import, require_launch=False)
-        except BaseException as exc:  # noqa: BLE001 - any failure at import is the solution's
+        except BaseException as exc:
             self.channel.send({"ok": False, "status": "compile_error", "message": describe_exception(exc, self.solution_file)[1]})
             return
         self.module = holder["module"]
@@ -240,10 +247,11 @@ class Host:
                 stop()
                 result, record = self.graph_outputs[slot], CallRecord(0, [], [])
             else:
-                result, record = self.guard.call(self._run(), **args, **prealloc, after=stop)
+                inputs: dict[str, Any] = {**args, **prealloc}
+                result, record = self.guard.call(self._run(), after=stop, **inputs)
             if cuda:
                 torch.cuda.synchronize()
-        except BaseException as exc:  # noqa: BLE001 - the solution's failure, reported
+        except BaseException as exc:
             if profiler is not None:
                 profiler.__exit__(None, None, None)
             status, text = describe_exception(exc, self.solution_file)
@@ -257,18 +265,27 @@ class Host:
         ms = begin.elapsed_time(end) if begin is not None and end is not None else (ended[0] - started) * 1e3
         outputs = [] if message.get("null") else self._outputs(result, specs, prealloc)
         self.last = (slot, outputs)
-        plain = [o for o in outputs if type(o) is torch.Tensor]  # noqa: E721
+        plain = [o for o in outputs if type(o) is torch.Tensor]
         if message.get("keep"):
             self.kept.extend((o, o.clone()) for o in plain)
         mutated = [
-            name for name, original in self.pristine.get(slot, {}).items()
+            name
+            for name, original in self.pristine.get(slot, {}).items()
             if name not in self.state_names and not message.get("null") and not _same_bits(args[name], original)
         ]
-        self.channel.send({
-            "ok": True, "ms": ms, "host_ms": host_ms, "launch_ms": (ended[0] - launching) * 1e3, "launches": record.launches,
-            "launch_names": sorted(set(record.launch_names)), "violations": [v.model_dump() for v in record.violations],
-            "outputs": [self._describe(out, args) for out in outputs], "mutated": mutated,
-        })
+        self.channel.send(
+            {
+                "ok": True,
+                "ms": ms,
+                "host_ms": host_ms,
+                "launch_ms": (ended[0] - launching) * 1e3,
+                "launches": record.launches,
+                "launch_names": sorted(set(record.launch_names)),
+                "violations": [v.model_dump() for v in record.violations],
+                "outputs": [self._describe(out, args) for out in outputs],
+                "mutated": mutated,
+            }
+        )
 
     def _outputs(self, result: Any, specs: list[dict[str, Any]], prealloc: dict[str, torch.Tensor]) -> list[Any]:
         returned = [s for s in specs if s["mode"] == "return"]
@@ -283,13 +300,17 @@ class Host:
         return [values.pop(0) if s["mode"] == "return" else prealloc[s["name"]] for s in specs]
 
     def _describe(self, out: Any, args: dict[str, Any]) -> dict[str, Any]:
-        if type(out) is not torch.Tensor:  # noqa: E721 - subclasses are refused, exactly
+        if type(out) is not torch.Tensor:
             kind = "tensor subclass" if isinstance(out, torch.Tensor) else type(out).__name__
             return {"kind": kind}
         aliases = [n for n, t in args.items() if isinstance(t, torch.Tensor) and _overlaps(out, t)]
         return {
-            "kind": "tensor", "shape": list(out.shape), "dtype": str(out.dtype).removeprefix("torch."),
-            "device": out.device.type, "contiguous": out.is_contiguous(), "aliases": aliases,
+            "kind": "tensor",
+            "shape": list(out.shape),
+            "dtype": str(out.dtype).removeprefix("torch."),
+            "device": out.device.type,
+            "contiguous": out.is_contiguous(),
+            "aliases": aliases,
         }
 
     def _state_after(self, slot: int) -> list[torch.Tensor]:
@@ -301,7 +322,7 @@ class Host:
             self.channel.send({"ok": False, "message": "no call to fetch"})
             return
         slot, outputs = self.last
-        tensors = [o for o in outputs if type(o) is torch.Tensor]  # noqa: E721
+        tensors = [o for o in outputs if type(o) is torch.Tensor]
         if len(tensors) != len(outputs):
             self.channel.send({"ok": False, "message": "an output is not a plain tensor"})
             return
@@ -318,7 +339,7 @@ class Host:
 
     def fetch_sample(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
         outputs, state = self.samples.pop(int(message["index"]))
-        tensors = [o for o in outputs if type(o) is torch.Tensor]  # noqa: E721
+        tensors = [o for o in outputs if type(o) is torch.Tensor]
         if len(tensors) != len(outputs):
             self.channel.send({"ok": False, "message": "an output is not a plain tensor"})
             return
@@ -351,12 +372,13 @@ class Host:
                 prealloc = self._prealloc(specs)
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph):
-                    result, record = self.guard.call(self._run(), **self.slots[int(slot)], **prealloc)
+                    inputs: dict[str, Any] = {**self.slots[int(slot)], **prealloc}
+                    result, record = self.guard.call(self._run(), **inputs)
                 violations += record.violations
                 self.graphs[int(slot)] = graph
                 self.graph_outputs[int(slot)] = self._outputs(result, specs, prealloc)
             torch.cuda.synchronize()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             status, text = describe_exception(exc, self.solution_file)
             self.channel.send({"ok": False, "status": status, "message": "graph capture failed: " + text})
             return

@@ -132,9 +132,16 @@ def _stats(samples: list[CallTime], method: Method, cover: float) -> TimingStats
     std = statistics.stdev(times_ms) if len(times_ms) > 1 else 0.0
     sem = std / len(times_ms) ** 0.5 if times_ms else 0.0
     return TimingStats(
-        mean_ms=mean, median_ms=statistics.median(times_ms), min_ms=min(times_ms), max_ms=max(times_ms),
-        std_ms=std, reps=len(times_ms), rel_sem=sem / mean if mean > 0 else 0.0, method=method,
-        cover_ms=cover, launch_ms=statistics.median(s.launch_ms for s in samples),
+        mean_ms=mean,
+        median_ms=statistics.median(times_ms),
+        min_ms=min(times_ms),
+        max_ms=max(times_ms),
+        std_ms=std,
+        reps=len(times_ms),
+        rel_sem=sem / mean if mean > 0 else 0.0,
+        method=method,
+        cover_ms=cover,
+        launch_ms=statistics.median(s.launch_ms for s in samples),
         uncovered=sum(1 for s in samples if s.launch_ms > cover),
     )
 
@@ -150,8 +157,14 @@ def _done(times: list[CallTime], started: float, clocks: Clocks, plan: TimingPla
     return mean > 0 and sem / mean < plan.target_rel_sem
 
 
-def measure(call: Callable[[int, float], CallTime], n_sets: int, clocks: Clocks, plan: TimingPlan, method: Method,
-            cover: CoverPlan = CoverPlan()) -> TimingStats:
+def measure(
+    call: Callable[[int, float], CallTime],
+    n_sets: int,
+    clocks: Clocks,
+    plan: TimingPlan,
+    method: Method,
+    cover: CoverPlan = CoverPlan(),
+) -> TimingStats:
     """The timing loop shared by local and remote calls: warm-up, then `call(i, cover_ms)` until precise.
 
     `call(i, cover_ms)` makes one timed call on input set i % n_sets behind a cover of `cover_ms` and
@@ -222,7 +235,7 @@ def time_calls(
         return CallTime(float(begin.elapsed_time(end)), (launched - t0) * 1e3)
 
     stats = measure(call, len(input_sets), clocks, plan, mode)
-    return stats, statistics.median(host[-stats.reps:])
+    return stats, statistics.median(host[-stats.reps :])
 
 
 def l2_flush_buffer(device: torch.device) -> torch.Tensor:

@@ -31,8 +31,18 @@ _POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # map the sender's pages at once (
 DTYPES: dict[str, torch.dtype] = {
     str(d).removeprefix("torch."): d
     for d in (
-        torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2,
-        torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
+        torch.float64,
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.float8_e4m3fn,
+        torch.float8_e5m2,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
     )
 }
 
@@ -134,9 +144,12 @@ class Channel:
                 if data.device.type == "cuda":
                     self.outgoing.pin()
                 self.outgoing.view(offset, nbytes).copy_(data.reshape(-1).view(torch.uint8))
-            metas.append({"dtype": str(data.dtype).removeprefix("torch."), "shape": list(data.shape),
-                          "nbytes": nbytes, "offset": offset})
-        payload = json.dumps({**message, "tensors": metas, "arena": self.outgoing.size if new_fd else None}).encode()
+            metas.append(
+                {"dtype": str(data.dtype).removeprefix("torch."), "shape": list(data.shape), "nbytes": nbytes, "offset": offset}
+            )
+        payload = json.dumps(
+            {**message, "tensors": metas, "arena": self.outgoing.size if new_fd and self.outgoing is not None else None}
+        ).encode()
         if len(payload) > MAX_MESSAGE:
             raise ProtocolError(f"message of {len(payload)} bytes (at most {MAX_MESSAGE})")
         try:
@@ -144,9 +157,7 @@ class Channel:
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise ChannelClosed(str(exc)) from exc
 
-    def recv(
-        self, timeout: float | None = None, device: torch.device | str = "cpu"
-    ) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    def recv(self, timeout: float | None = None, device: torch.device | str = "cpu") -> tuple[dict[str, Any], list[torch.Tensor]]:
         """The next message and its tensors (private copies on `device`). Raises ChannelClosed / ChannelTimeout."""
         self.sock.settimeout(timeout)
         try:
