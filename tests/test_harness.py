@@ -24,6 +24,7 @@ NAIVE = REPO / "tests" / "solutions" / "muon_naive.py"
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_honest_naive_solution_passes_every_smoke_workload() -> None:
     report = evaluate(TASK, NAIVE, "cpu")
     assert report.status == "passed", report.message

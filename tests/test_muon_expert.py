@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from workbench.catalog import Catalog
 from workbench.harness import evaluate
 
@@ -13,6 +15,7 @@ CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
 TASK = CATALOG.task("muon_orthogonalize")
 
 
+@pytest.mark.slow
 def test_expert_passes_every_smoke_workload_on_cpu() -> None:
     report = evaluate(TASK, TASK.file("expert.py"), "cpu")
     assert report.status == "passed", report.message

@@ -27,6 +27,8 @@ from workbench.session.state import SessionState
 from workbench.session.store import SessionStore
 from workbench.session.workspace import Workspace
 
+pytestmark = pytest.mark.slow  # whole sessions in runner processes, with evaluations
+
 REPO = paths.REPO_ROOT
 HONEST = REPO / "tests" / "solutions" / "muon_naive.py"
 BROKEN = "def run(G, steps):\n    return G  # not even float16\n"

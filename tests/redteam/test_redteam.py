@@ -18,6 +18,8 @@ from workbench.catalog import Catalog
 from workbench.device import resolve_device
 from workbench.harness import EvalReport, evaluate, sandbox
 
+pytestmark = pytest.mark.slow  # every case is a whole evaluation (4-17 s each on a 2-core CPU)
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 NAIVE = REPO / "tests" / "solutions" / "muon_naive.py"
