@@ -30,7 +30,8 @@ def test_honest_naive_solution_passes_every_smoke_workload() -> None:
     assert report.status == "passed", report.message
     assert [w.name for w in report.workloads] == ["smoke_b8_m64_n200", "smoke_b8_m128_n384"]
     assert all(w.status == "passed" and w.rel_err is not None and w.rel_err > 0 for w in report.workloads)
-    assert all(w.trials == 4 for w in report.workloads)  # 2 fresh, 1 refilled, 1 scaled: each compared
+    # 2 fresh, 1 refilled, 1 scaled, each compared; on the CPU the later workloads get the fresh ones only
+    assert [w.trials for w in report.workloads] == [4, 2]
     assert report.triton_launches > 0
     assert report.violations == []
     # where the time went: the first call (compile) once, correctness per workload, no timing on the CPU
@@ -45,6 +46,8 @@ def test_template_fails_with_a_clear_runtime_error() -> None:
     report = evaluate(TASK, TASK.file("template.py"), "cpu", ["smoke_b8_m64_n200"])
     assert report.status == "runtime_error"
     assert "NotImplementedError" in report.message and "line" in report.message
+    # nothing was compared: errors are "not measured" (None, shown as "-"), never a perfect 0.0
+    assert report.workloads[0].rel_err is None and report.workloads[0].max_abs_err is None
 
 
 def test_syntax_error_is_a_compile_error(tmp_path: Path) -> None:
@@ -145,3 +148,37 @@ def test_an_internal_error_is_a_bug_with_its_traceback_not_bad_usage(monkeypatch
     assert result.exit_code == 1  # not 2: nothing the user did wrong
     assert result.exception is bug  # the traceback is shown, not swallowed into one line
     assert "error:" not in result.stderr
+
+
+def _task_copy(tmp_path: Path, file: str, old: str, new: str) -> Path:
+    import shutil
+
+    root = tmp_path / "tasks"
+    shutil.copytree(TASK.dir, root / TASK.id)
+    path = root / TASK.id / file
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return root
+
+
+def test_a_task_reference_that_cannot_be_imported_is_a_task_error_exit_2(tmp_path: Path) -> None:
+    tasks = _task_copy(tmp_path, "reference.py", "import torch\n", "import torch\nimport no_such_module_d2k\n")
+    result = runner.invoke(app, ["eval", TASK.id, str(NAIVE), "--device", "cpu", "--tasks-dir", str(tasks)])
+    assert result.exit_code == 2, result.output
+    assert "task_error" in result.stderr and "ModuleNotFoundError" in result.stderr and "reference.py line" in result.stderr
+    assert "Traceback" not in result.output and result.stderr.count("no_such_module_d2k") == 1  # one message
+
+
+@pytest.mark.slow
+def test_a_task_oracle_that_fails_is_the_tasks_fault_not_the_solutions(tmp_path: Path) -> None:
+    tasks = _task_copy(
+        tmp_path,
+        "reference.py",
+        "def exact(",
+        "def exact(*args, **kwargs):\n    raise RuntimeError('oracle broke')\n\n\ndef _unused(",
+    )
+    report = evaluate(Catalog(tasks, REPO / "guidance").task(TASK.id), NAIVE, "cpu", ["smoke_b8_m64_n200"])
+    assert report.status == "task_error"
+    assert "oracle broke" in report.message and "not the solution" in report.message
+    assert report.workloads[0].rel_err is None and report.workloads[0].max_abs_err is None  # nothing was measured

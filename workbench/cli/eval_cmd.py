@@ -11,8 +11,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, stderr, stdout, user_errors
+from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
 from workbench.harness import EvalReport, evaluate
+from workbench.harness.report import FAULT_STATUSES
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -98,6 +99,10 @@ def eval_cmd(
         report = evaluate(task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing)
     if report_path is not None:
         report_path.write_text(report.model_dump_json(indent=2))
+    if report.status in FAULT_STATUSES:  # the task's or the workbench's fault, never the solution's: exit 2
+        if as_json:
+            sys.stdout.write(json.dumps(report.summary_json()) + "\n")
+        raise fail(f"{report.status}: {report.message}")
     if as_json:
         sys.stdout.write(json.dumps(report.summary_json()) + "\n")
     else:

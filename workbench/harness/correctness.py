@@ -46,8 +46,8 @@ class TrialFailure(SolutionFailure):
 @dataclass
 class TrialStats:
     trials: int = 0
-    max_abs_err: float = 0.0
-    rel_err: float = 0.0
+    max_abs_err: float | None = None  # None until a call's outputs were compared: not measured, not zero
+    rel_err: float | None = None
     bound: float | None = None
     launches: int = 0
     launch_names: set[str] = field(default_factory=set)
@@ -253,8 +253,8 @@ class WorkloadChecker:
             torch.cuda.empty_cache()  # the solution process shares the device: leave it the memory
 
     def _record(self, max_abs: float, rel: float, bound: float | None) -> None:
-        self.stats.max_abs_err = max(self.stats.max_abs_err, max_abs)
-        if rel >= self.stats.rel_err:
+        self.stats.max_abs_err = max(self.stats.max_abs_err or 0.0, max_abs)
+        if self.stats.rel_err is None or rel >= self.stats.rel_err:
             self.stats.rel_err = rel
             self.stats.bound = bound
 

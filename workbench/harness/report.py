@@ -18,6 +18,8 @@ Status = Literal[
     "incorrect_numerical",
     "state_mismatch",
     "input_mutated",
+    "task_error",
+    "harness_error",
 ]
 STATUSES: tuple[Status, ...] = (
     "passed",
@@ -31,7 +33,12 @@ STATUSES: tuple[Status, ...] = (
     "incorrect_numerical",
     "state_mismatch",
     "input_mutated",
+    "task_error",
+    "harness_error",
 )
+# Not the solution's doing: the task's own files failed (task_error), or the workbench did (harness_error).
+# The CLI exits 2 for these (a bad task file, or a bug to report), never 1.
+FAULT_STATUSES: tuple[Status, ...] = ("task_error", "harness_error")
 
 
 class Violation(BaseModel):
