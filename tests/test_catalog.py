@@ -172,3 +172,20 @@ def test_parse_config() -> None:
     assert parse_config("l1+l2") == "L1+L2"
     with pytest.raises(UsageError, match="expected one of: none, L1, L1\\+L2, L1\\+L2\\+L3"):
         parse_config("L2")
+
+
+def test_one_malformed_task_does_not_hide_the_others(tmp_path: Path) -> None:
+    import shutil
+
+    from workbench import paths
+
+    shutil.copytree(paths.REPO_ROOT / "tasks" / "muon_orthogonalize", tmp_path / "tasks" / "muon_orthogonalize")
+    bad = tmp_path / "tasks" / "broken_task"
+    bad.mkdir()
+    (bad / "task.toml").write_text('id = "broken_task"\ntitle = 3\n')
+    entries = Catalog(tmp_path / "tasks", paths.REPO_ROOT / "guidance").entries()
+    assert [(e.task_id, e.task is not None, e.problem is None) for e in entries] == [
+        ("broken_task", False, False),
+        ("muon_orthogonalize", True, True),
+    ]
+    assert "task.toml" in (entries[0].problem or "")

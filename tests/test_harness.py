@@ -117,7 +117,16 @@ def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
     assert set(data) == {"task", "status", "device", "workloads", "violations", "message", "sandbox", "duration_s", "phases_s"}
     assert data["duration_s"] > 0 and data["phases_s"]["start"] > 0
     assert data["status"] == "runtime_error"
-    assert set(data["workloads"][0]) == {"name", "status", "max_abs_err", "rel_err", "latency_ms", "reference_ms", "speedup"}
+    assert set(data["workloads"][0]) == {
+        "name",
+        "status",
+        "max_abs_err",
+        "rel_err",
+        "error_bound",
+        "latency_ms",
+        "reference_ms",
+        "speedup",
+    }
 
 
 @pytest.mark.parametrize(
@@ -182,3 +191,8 @@ def test_a_task_oracle_that_fails_is_the_tasks_fault_not_the_solutions(tmp_path:
     assert report.status == "task_error"
     assert "oracle broke" in report.message and "not the solution" in report.message
     assert report.workloads[0].rel_err is None and report.workloads[0].max_abs_err is None  # nothing was measured
+
+
+def test_a_folder_given_as_the_solution_is_named_as_a_folder(tmp_path: Path) -> None:
+    code, _, err = _eval_cli(str(tmp_path), "--device", "cpu")
+    assert code == 2 and "is a folder" in err and "not found" not in err

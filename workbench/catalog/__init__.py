@@ -1,6 +1,6 @@
 """Task and guidance schemas and loading. Knows nothing of the harness, sessions or UI."""
 
-from workbench.catalog.catalog import Catalog
+from workbench.catalog.catalog import Catalog, CatalogEntry
 from workbench.catalog.errors import CatalogError
 from workbench.catalog.guidance import CONFIGS, Guidance, GuidanceConfig, Rubric, parse_config, render
 from workbench.catalog.task import Task, TaskSpec, Workload
@@ -8,6 +8,7 @@ from workbench.catalog.task import Task, TaskSpec, Workload
 __all__ = [
     "CONFIGS",
     "Catalog",
+    "CatalogEntry",
     "CatalogError",
     "Guidance",
     "GuidanceConfig",

@@ -15,6 +15,16 @@ TASK_ID = re.compile(r"[A-Za-z0-9_]{1,100}")  # a folder name under the tasks ro
 
 
 @dataclass(frozen=True)
+class CatalogEntry:
+    """One task folder as a listing shows it: the task and its guidance, or what is wrong with them."""
+
+    task_id: str
+    task: Task | None
+    guidance: Guidance | None
+    problem: str | None  # the CatalogError's message when the task or its guidance cannot be used
+
+
+@dataclass(frozen=True)
 class Catalog:
     tasks_dir: Path
     guidance_dir: Path
@@ -34,7 +44,24 @@ class Catalog:
         return load_task(task_dir)
 
     def tasks(self) -> list[Task]:
+        """Every task; the first bad one raises CatalogError (a listing uses `entries()` instead)."""
         return [self.task(task_id) for task_id in self.task_ids()]
+
+    def entries(self) -> list[CatalogEntry]:
+        """Every task folder, the good ones with their guidance and each bad one with its problem: one
+        malformed task never hides the others."""
+        entries = []
+        for task_id in self.task_ids():
+            try:
+                task = self.task(task_id)
+            except CatalogError as exc:
+                entries.append(CatalogEntry(task_id, None, None, exc.message))
+                continue
+            try:
+                entries.append(CatalogEntry(task_id, task, self.guidance(task_id), None))
+            except CatalogError as exc:
+                entries.append(CatalogEntry(task_id, task, None, exc.message))
+        return entries
 
     def guidance(self, task_id: str) -> Guidance | None:
         """The task's guidance, or None when the task ships none."""

@@ -22,7 +22,7 @@ def _fmt(value: float | None, spec: str) -> str:
 
 def report_table(report: EvalReport) -> Table:
     table = Table(title=f"{report.task} on {report.device_name or report.device}: {report.status}", title_justify="left")
-    for column in ("workload", "status", "rel err", "latency ms", "reference ms", "speedup", "error"):
+    for column in ("workload", "status", "rel err", "bound", "latency ms", "reference ms", "speedup", "error"):
         table.add_column(column, overflow="fold")
     for w in report.workloads:
         style = "green" if w.status == "passed" else "red"
@@ -30,6 +30,7 @@ def report_table(report: EvalReport) -> Table:
             w.name,
             f"[{style}]{w.status}[/]",
             _fmt(w.rel_err, ".2e"),
+            _fmt(w.error_bound, ".2e"),  # the tolerance applied at the worst call (it depends on the shape)
             _fmt(w.latency_ms, ".4f"),
             _fmt(w.reference_ms, ".4f"),
             _fmt(w.speedup, ".2f") + ("x" if w.speedup else ""),

@@ -129,6 +129,8 @@ def evaluate(
     """
     device = resolve_device(device)
     solution = Path(solution).resolve()
+    if solution.is_dir():
+        raise UsageError(f"{solution} is a folder; give the solution's .py file")
     if not solution.is_file():
         raise UsageError(f"solution file not found: {solution}")
     names = workloads or default_workloads(task, device)

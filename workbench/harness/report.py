@@ -162,6 +162,7 @@ class EvalReport(BaseModel):
                     "status": w.status,
                     "max_abs_err": w.max_abs_err,
                     "rel_err": w.rel_err,
+                    "error_bound": w.error_bound,
                     "latency_ms": w.latency_ms,
                     "reference_ms": w.reference_ms,
                     "speedup": w.speedup,
