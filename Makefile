@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh machine:
 #   make start   install into .venv (first time only) and open the workbench
-#   make test    install into .venv (first time only) and run the test suite
+#   make test    install into .venv (first time only), run ruff, mypy and the test suite
 # TORCH_SPEC picks the torch build: the default is the CPU wheel this project develops on;
 # on a CUDA machine use e.g. `make test TORCH_SPEC=torch` or install into an existing venv.
 
@@ -25,6 +25,9 @@ start: $(VENV)/.installed
 	$(VENV)/bin/d2k-workbench
 
 test: $(VENV)/.installed
+	$(VENV)/bin/ruff check workbench tests scripts
+	$(VENV)/bin/ruff format --check workbench tests scripts
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 clean:

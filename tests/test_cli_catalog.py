@@ -64,3 +64,16 @@ def test_tasks_dir_option(tmp_path: Path) -> None:
     result = runner.invoke(app, ["tasks", "--tasks-dir", str(tmp_path / "missing")])
     assert result.exit_code == 2
     assert "tasks folder not found" in result.stderr
+
+
+def test_one_run_signature_table_serves_the_cli_and_the_workbench() -> None:
+    from workbench import paths
+    from workbench.catalog import Catalog
+    from workbench.describe import signature_table
+    from workbench.tui.screens import tasks
+
+    task = Catalog(paths.tasks_root(), paths.guidance_root()).task("muon_orthogonalize")
+    table = signature_table(task)
+    assert [str(c.header) for c in table.columns] == ["", "name", "dtype", "shape", "notes"]
+    assert table.row_count == len(task.spec.signature.inputs) + len(task.spec.signature.outputs)
+    assert tasks.signature_table is signature_table  # the tasks screen shows the same table

@@ -39,18 +39,24 @@ TINY = "smoke_tiny"
 @pytest.fixture
 def env(tmp_path: Path, tiny_tasks: Path) -> dict[str, str]:
     """Environment for CLI subprocesses: scratch sessions root and a task copy with one small smoke workload."""
-    return {**os.environ, "D2K_SESSIONS_DIR": str(tmp_path / "sessions"), "D2K_TASKS_DIR": str(tiny_tasks),
-            "PYTHONPATH": str(REPO)}
+    return {
+        **os.environ,
+        "D2K_SESSIONS_DIR": str(tmp_path / "sessions"),
+        "D2K_TASKS_DIR": str(tiny_tasks),
+        "PYTHONPATH": str(REPO),
+    }
 
 
 def cli(env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO
+    )
 
 
 def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "workbench", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+    )
 
 
 def new_session(env: dict[str, str], *args: str) -> dict[str, str]:
@@ -70,8 +76,12 @@ def events(session: dict[str, str]) -> list[Event]:
     return read_log(Path(session["dir"]) / "events.jsonl").events
 
 
-def wait_for(session: dict[str, str], condition: Callable[[list[Event]], bool], timeout: float = 60,
-             process: subprocess.Popen[str] | None = None) -> list[Event]:
+def wait_for(
+    session: dict[str, str],
+    condition: Callable[[list[Event]], bool],
+    timeout: float = 60,
+    process: subprocess.Popen[str] | None = None,
+) -> list[Event]:
     deadline = time.time() + timeout
     while time.time() < deadline:
         found = events(session)
@@ -112,12 +122,12 @@ def test_human_session_end_to_end(env: dict[str, str]) -> None:
         wait_for(session, lambda found: any(e.type == "revision" for e in found), 30, runner)
         began = time.time()
         shutil.copy(HONEST, workspace / "solution.py")
-        found = wait_for(session, finished(2), 60, runner)
+        wait_for(session, finished(2), 60, runner)
         assert time.time() - began < 60
         second = cli(env, "session", "run", session["id"])  # a second runner is refused
         assert second.returncode == 2 and "already being run" in second.stderr
         (workspace / "solution.py").write_text(BROKEN)
-        found = wait_for(session, finished(3), 60, runner)
+        wait_for(session, finished(3), 60, runner)
     finally:
         runner.send_signal(signal.SIGTERM)
         out, err = runner.communicate(timeout=60)
@@ -138,7 +148,7 @@ def test_human_session_end_to_end(env: dict[str, str]) -> None:
     assert table.returncode == 0 and TINY in table.stdout
 
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json, os, pathlib, sys, time
     assert os.environ["D2K_BRIEF"].startswith("# Task muon_orthogonalize")
     assert pathlib.Path(os.environ["D2K_BRIEF_FILE"]).read_text() == os.environ["D2K_BRIEF"]
@@ -154,7 +164,7 @@ SCRIPT = textwrap.dedent('''
                       for l in log.read_text().splitlines()):
             time.sleep(0.2)
     print("bye", file=sys.stderr)
-''')
+""")
 
 
 def inline(script: str) -> str:
@@ -193,7 +203,7 @@ def test_replay_of_the_shipped_example_reevaluates_every_revision(env: dict[str,
     assert all(r.eval_state == "finished" for r in state.ordered())
     assert [r.replay_of for r in state.ordered()] == [None, *range(2, len(source.revisions) + 1)]
     original, replayed = store.workspace(source_ref), Workspace(replay.ref.workspace)
-    for old, new in zip(source.ordered(), state.ordered()):
+    for old, new in zip(source.ordered(), state.ordered(), strict=False):
         assert replayed.read_text(new.sha, "solution.py") == original.read_text(old.sha, "solution.py")
         assert new.status is not None
     assert state.submission is not None and state.submission.rev is not None
@@ -275,7 +285,7 @@ def test_kill_9_mid_evaluation_then_resume(env: dict[str, str]) -> None:
     assert state.submission is not None and state.submission.rev == 2
 
 
-PROBE = textwrap.dedent('''
+PROBE = textwrap.dedent("""
     import os, pathlib
     def attempt(label, action):
         try:
@@ -295,7 +305,7 @@ PROBE = textwrap.dedent('''
     print("my key is", key, flush=True)
     (workspace / ".env").write_text("OPENAI_API_KEY=" + key)
     (workspace / "solution.py").write_text("KEY = " + repr(key) + "\\ndef run(G, steps):\\n    return G\\n")
-''')
+""")
 PLANTED = "sk-planted-0123456789abcdef"
 
 
@@ -310,18 +320,27 @@ def test_a_sandboxed_command_sees_only_its_workspace_and_leaks_no_key(
     outside = Path("/etc/d2k-test-escape.txt")  # read-only in the sandbox wherever the clone lives
     session = new_session(env, "--driver", "command", "--command", "true")
     log = Path(session["dir"]) / "events.jsonl"
-    script = (PROBE.replace("TASK_EXPERT", repr(str(tiny_tasks / "muon_orthogonalize" / "expert.py")))
-              .replace("EXPERT", repr(str(REPO / "tasks" / "muon_orthogonalize" / "expert.py")))
-              .replace("LOG", repr(str(log))).replace("OUTSIDE", repr(str(outside))))
+    script = (
+        PROBE.replace("TASK_EXPERT", repr(str(tiny_tasks / "muon_orthogonalize" / "expert.py")))
+        .replace("EXPERT", repr(str(REPO / "tasks" / "muon_orthogonalize" / "expert.py")))
+        .replace("LOG", repr(str(log)))
+        .replace("OUTSIDE", repr(str(outside)))
+    )
     toml = Path(session["dir"]) / "session.toml"
     toml.write_text(toml.read_text().replace('command = "true"', f"command = {json.dumps(inline(script))}"))
     result = cli(env, "session", "run", session["id"])
     assert result.returncode == 1, result.stderr
     state = assert_consistent(events(session))
     said = {o.text for o in state.driver_output}
-    for line in ("read the expert: denied", "read the task copy's expert: denied", "read the log: denied",
-                 "write the log: denied", "write outside: denied", "write the workspace: allowed",
-                 "read the results: allowed"):
+    for line in (
+        "read the expert: denied",
+        "read the task copy's expert: denied",
+        "read the log: denied",
+        "write the log: denied",
+        "write outside: denied",
+        "write the workspace: allowed",
+        "read the results: allowed",
+    ):
         assert line in said, said
     assert not outside.exists()
     assert "my key is [redacted OPENAI_API_KEY]" in said

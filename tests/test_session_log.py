@@ -26,9 +26,8 @@ def test_seq_starts_at_one_and_continues_after_reopen(tmp_path: Path) -> None:
 
 
 def test_second_writer_is_refused(tmp_path: Path) -> None:
-    with EventWriter(tmp_path):
-        with pytest.raises(SessionLocked, match="already being run by pid"):
-            EventWriter(tmp_path)
+    with EventWriter(tmp_path), pytest.raises(SessionLocked, match="already being run by pid"):
+        EventWriter(tmp_path)
     EventWriter(tmp_path).close()  # free again once the first closed
 
 
@@ -69,23 +68,30 @@ def test_log_tail_returns_only_whole_new_lines(tmp_path: Path) -> None:
 
 
 def _report(passed: bool) -> EvalReport:
-    return EvalReport(task="t", solution="s.py", device="cpu", status="passed" if passed else "incorrect_numerical",
-                      workloads=[WorkloadResult(name="w", status="passed" if passed else "incorrect_numerical",
-                                                trials=3, rel_err=1e-3)])
+    return EvalReport(
+        task="t",
+        solution="s.py",
+        device="cpu",
+        status="passed" if passed else "incorrect_numerical",
+        workloads=[WorkloadResult(name="w", status="passed" if passed else "incorrect_numerical", trials=3, rel_err=1e-3)],
+    )
 
 
 def test_reading_a_350_turn_session_of_5000_events_is_fast(tmp_path: Path) -> None:
     seq = 0  # built directly (the writer's fsync per line would make building slow, not reading)
     lines = []
     for turn in range(1, 351):
-        batch = [ModelCall(turn=turn, model="m", usage=Usage(uncached_input=1000, output=200), latency_s=1.0,
-                           text="thinking " * 20)]
+        batch = [
+            ModelCall(turn=turn, model="m", usage=Usage(uncached_input=1000, output=200), latency_s=1.0, text="thinking " * 20)
+        ]
         batch += [DriverOutput(stream="stdout", text="tool output " * 10) for _ in range(14)]
         if turn % 10 == 0:
             rev = turn // 10
-            batch += [Revision(rev=rev, sha=f"{rev:040x}", files=["solution.py"], author="agent"),
-                      EvalStarted(rev=rev, sha=f"{rev:040x}", device="cpu"),
-                      EvalFinished(rev=rev, sha=f"{rev:040x}", report=_report(rev % 2 == 0))]
+            batch += [
+                Revision(rev=rev, sha=f"{rev:040x}", files=["solution.py"], author="agent"),
+                EvalStarted(rev=rev, sha=f"{rev:040x}", device="cpu"),
+                EvalFinished(rev=rev, sha=f"{rev:040x}", report=_report(rev % 2 == 0)),
+            ]
         for event in batch:
             seq += 1
             event.seq, event.ts = seq, float(seq)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -27,16 +27,24 @@ CATALOG = Catalog(paths.tasks_root(), paths.guidance_root())
 
 
 def test_session_id_is_readable_and_sortable() -> None:
-    first = new_session_id("muon_orthogonalize", datetime(2026, 11, 30, 5, 12, 0, tzinfo=timezone.utc))
-    later = new_session_id("muon_orthogonalize", datetime(2026, 11, 30, 5, 12, 1, tzinfo=timezone.utc))
+    first = new_session_id("muon_orthogonalize", datetime(2026, 11, 30, 5, 12, 0, tzinfo=UTC))
+    later = new_session_id("muon_orthogonalize", datetime(2026, 11, 30, 5, 12, 1, tzinfo=UTC))
     assert first.startswith("20261130-051200-muon_orthogonalize-") and len(first.rsplit("-", 1)[1]) == 4
     assert first < later
 
 
 def test_config_round_trips_through_toml(tmp_path: Path) -> None:
-    config = SessionConfig(id="x-1", task="t", guidance="L1+L2", driver="command", command='echo "hi" \\ there',
-                           device="cuda:1", workloads=["a", "b"], created=datetime(2026, 1, 2, tzinfo=timezone.utc),
-                           versions={"torch": "2.13"})
+    config = SessionConfig(
+        id="x-1",
+        task="t",
+        guidance="L1+L2",
+        driver="command",
+        command='echo "hi" \\ there',
+        device="cuda:1",
+        workloads=["a", "b"],
+        created=datetime(2026, 1, 2, tzinfo=UTC),
+        versions={"torch": "2.13"},
+    )
     write_config(tmp_path, config)
     assert load_config(tmp_path) == config
     assert "from_session" not in dump_config(config)  # None values are left out
@@ -46,8 +54,17 @@ def test_new_session_workspace_has_template_and_public_files_only(tmp_path: Path
     store = SessionStore(tmp_path, examples=None)
     ref = create_session(store, CATALOG, "muon_orthogonalize", guidance="L1+L2", device="cpu")
     files = {p.relative_to(ref.workspace).as_posix() for p in ref.workspace.rglob("*") if ".git" not in p.parts and p.is_file()}
-    assert files == {".gitignore", "BRIEF.md", "solution.py", "task/description.md", "task/reference.py",
-                     "task/inputs.py", "task/template.py", "task/task.toml", "task/guidance.md"}
+    assert files == {
+        ".gitignore",
+        "BRIEF.md",
+        "solution.py",
+        "task/description.md",
+        "task/reference.py",
+        "task/inputs.py",
+        "task/template.py",
+        "task/task.toml",
+        "task/guidance.md",
+    }
     guidance = (ref.workspace / "task" / "guidance.md").read_text()
     assert "## L1" in guidance and "## L2" in guidance and "## L3" not in guidance
     template = (paths.tasks_root() / "muon_orthogonalize" / "template.py").read_text()
@@ -119,14 +136,28 @@ def _wait(condition, timeout: float = 10.0) -> bool:  # type: ignore[no-untyped-
 def _finished(rev: int, status: str, speedup_ms: tuple[float, float] | None = None) -> list[Event]:
     timing = None
     if speedup_ms:
-        timing = [TimingStats(mean_ms=m, median_ms=m, min_ms=m, max_ms=m, std_ms=0, reps=1, rel_sem=0, method="events")
-                  for m in speedup_ms]
-    workload = WorkloadResult(name="w", status=status, latency=timing[0] if timing else None,  # type: ignore[arg-type]
-                              reference=timing[1] if timing else None)
-    report = EvalReport(task="t", solution="s", device="cuda" if timing else "cpu", status=status,  # type: ignore[arg-type]
-                        workloads=[workload])
-    return [Revision(rev=rev, sha=str(rev) * 40, files=["solution.py"], author="x"),
-            EvalStarted(rev=rev, sha=str(rev) * 40, device="cpu"), EvalFinished(rev=rev, sha=str(rev) * 40, report=report)]
+        timing = [
+            TimingStats(mean_ms=m, median_ms=m, min_ms=m, max_ms=m, std_ms=0, reps=1, rel_sem=0, method="events")
+            for m in speedup_ms
+        ]
+    workload = WorkloadResult(
+        name="w",
+        status=status,
+        latency=timing[0] if timing else None,  # type: ignore[arg-type]
+        reference=timing[1] if timing else None,
+    )
+    report = EvalReport(
+        task="t",
+        solution="s",
+        device="cuda" if timing else "cpu",
+        status=status,  # type: ignore[arg-type]
+        workloads=[workload],
+    )
+    return [
+        Revision(rev=rev, sha=str(rev) * 40, files=["solution.py"], author="x"),
+        EvalStarted(rev=rev, sha=str(rev) * 40, device="cpu"),
+        EvalFinished(rev=rev, sha=str(rev) * 40, report=report),
+    ]
 
 
 def _state(*groups: list[Event]) -> SessionState:
@@ -149,9 +180,11 @@ def test_selection_highest_speedup_else_last_passing_else_none() -> None:
 def test_state_marks_an_evaluation_cut_off_by_a_restart_as_pending() -> None:
     from workbench.session.events import SessionStarted
 
-    events: list[Event] = [SessionStarted(task="t", guidance="none", driver="human", device="cpu"),
-                           *_finished(1, "passed")[:2], SessionStarted(task="t", guidance="none", driver="human",
-                                                                       device="cpu", resumed=True)]
+    events: list[Event] = [
+        SessionStarted(task="t", guidance="none", driver="human", device="cpu"),
+        *_finished(1, "passed")[:2],
+        SessionStarted(task="t", guidance="none", driver="human", device="cpu", resumed=True),
+    ]
     state = _state(events)
     assert state.revisions[1].eval_state == "pending" and state.revisions[1].interrupted == 1
     assert [r.rev for r in state.unevaluated()] == [1]
@@ -203,8 +236,9 @@ def test_a_burst_of_writes_to_one_file_ends_only_after_the_quiet_time(tmp_path: 
     from workbench.session.watcher import Watcher
 
     bursts: list[set[str]] = []
-    watcher = Watcher(tmp_path, lambda paths: bursts.append(paths) if paths else None, quiet_ms=500,
-                      max_wait_ms=10_000, poll_s=0.5)
+    watcher = Watcher(
+        tmp_path, lambda paths: bursts.append(paths) if paths else None, quiet_ms=500, max_wait_ms=10_000, poll_s=0.5
+    )
     watcher.start()
     try:
         time.sleep(0.5)

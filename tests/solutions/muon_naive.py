@@ -41,8 +41,7 @@ _MAX_GRID_YZ = 65535
 
 
 @triton.jit
-def _sumsq_kernel(g_ptr, part_ptr, numel, n_chunks,
-                  BLOCK: tl.constexpr, ITERS: tl.constexpr):
+def _sumsq_kernel(g_ptr, part_ptr, numel, n_chunks, BLOCK: tl.constexpr, ITERS: tl.constexpr):
     """part[b, chunk] = sum of squares (float32) of one chunk of matrix b."""
     chunk = tl.program_id(0)
     b = tl.program_id(1)
@@ -57,8 +56,7 @@ def _sumsq_kernel(g_ptr, part_ptr, numel, n_chunks,
 
 
 @triton.jit
-def _normalise_kernel(g_ptr, part_ptr, x_ptr, numel, n_chunks,
-                      BLOCK: tl.constexpr, ITERS: tl.constexpr, PBLOCK: tl.constexpr):
+def _normalise_kernel(g_ptr, part_ptr, x_ptr, numel, n_chunks, BLOCK: tl.constexpr, ITERS: tl.constexpr, PBLOCK: tl.constexpr):
     """x[b] = fp16(g[b] / (sqrt(sum of part[b, :]) * 1.01 + 1e-7)), all in float32."""
     chunk = tl.program_id(0)
     b = tl.program_id(1)
@@ -77,11 +75,33 @@ def _normalise_kernel(g_ptr, part_ptr, x_ptr, numel, n_chunks,
 
 
 @triton.jit
-def _bmm_kernel(p_ptr, q_ptr, d_ptr, c_ptr, M, N, K,
-                s_pb, s_pm, s_pk, s_qb, s_qk, s_qn,
-                s_db, s_dm, s_dn, s_cb, s_cm, s_cn,
-                alpha, beta, HAS_D: tl.constexpr,
-                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def _bmm_kernel(
+    p_ptr,
+    q_ptr,
+    d_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    s_pb,
+    s_pm,
+    s_pk,
+    s_qb,
+    s_qk,
+    s_qn,
+    s_db,
+    s_dm,
+    s_dn,
+    s_cb,
+    s_cm,
+    s_cn,
+    alpha,
+    beta,
+    HAS_D: tl.constexpr,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
     """C[b] = fp16(alpha * (P[b] @ Q[b]) + beta * D[b]); fp16 operands, fp32 accumulation."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -105,8 +125,9 @@ def _bmm_kernel(p_ptr, q_ptr, d_ptr, c_ptr, M, N, K,
     tl.store(c_ptr + b * s_cb + rm[:, None] * s_cm + rn[None, :] * s_cn, out.to(tl.float16), mask=mask)
 
 
-def _bmm(P: torch.Tensor, Q: torch.Tensor, C: torch.Tensor, alpha: float,
-         D: torch.Tensor | None = None, beta: float = 0.0) -> None:
+def _bmm(
+    P: torch.Tensor, Q: torch.Tensor, C: torch.Tensor, alpha: float, D: torch.Tensor | None = None, beta: float = 0.0
+) -> None:
     """C = alpha * P @ Q + beta * D for [B, M, K] @ [B, K, N] strided fp16 views."""
     Bsz, M, K = P.shape
     N = Q.shape[2]
@@ -118,10 +139,25 @@ def _bmm(P: torch.Tensor, Q: torch.Tensor, C: torch.Tensor, alpha: float,
         nb = min(_MAX_GRID_YZ, Bsz - b0)
         grid = (triton.cdiv(M, _BM), tiles_n, nb)
         _bmm_kernel[grid](
-            P[b0:b0 + nb], Q[b0:b0 + nb], Dt[b0:b0 + nb], C[b0:b0 + nb], M, N, K,
-            *P.stride(), *Q.stride(), *Dt.stride(), *C.stride(),
-            alpha, beta, HAS_D=D is not None, BM=_BM, BN=_BN, BK=_BK,
-            num_warps=_WARPS, num_stages=_STAGES,
+            P[b0 : b0 + nb],
+            Q[b0 : b0 + nb],
+            Dt[b0 : b0 + nb],
+            C[b0 : b0 + nb],
+            M,
+            N,
+            K,
+            *P.stride(),
+            *Q.stride(),
+            *Dt.stride(),
+            *C.stride(),
+            alpha,
+            beta,
+            HAS_D=D is not None,
+            BM=_BM,
+            BN=_BN,
+            BK=_BK,
+            num_warps=_WARPS,
+            num_stages=_STAGES,
         )
 
 
@@ -138,17 +174,15 @@ def run(G: torch.Tensor, steps: int) -> torch.Tensor:
         raise ValueError(f"batch {Bsz} exceeds {_MAX_GRID_YZ}")
     partials = torch.empty((Bsz, n_chunks), dtype=torch.float32, device=G.device)
     X = torch.empty((Bsz, M, N), dtype=torch.float16, device=G.device)
-    _sumsq_kernel[(n_chunks, Bsz)](G, partials, numel, n_chunks,
-                                   BLOCK=_RED_BLOCK, ITERS=_RED_ITERS)
+    _sumsq_kernel[(n_chunks, Bsz)](G, partials, numel, n_chunks, BLOCK=_RED_BLOCK, ITERS=_RED_ITERS)
     pblock = min(1024, triton.next_power_of_2(n_chunks))
-    _normalise_kernel[(n_chunks, Bsz)](G, partials, X, numel, n_chunks,
-                                       BLOCK=_RED_BLOCK, ITERS=_RED_ITERS, PBLOCK=pblock)
+    _normalise_kernel[(n_chunks, Bsz)](G, partials, X, numel, n_chunks, BLOCK=_RED_BLOCK, ITERS=_RED_ITERS, PBLOCK=pblock)
     A = torch.empty((Bsz, M, M), dtype=torch.float16, device=G.device)
     Bm = torch.empty_like(A)
     Y = torch.empty_like(X)
     for a, b, c in COEFFS:
-        _bmm(X, X.mT, A, 1.0)                 # A  = X X^T
-        _bmm(A, A, Bm, c, D=A, beta=b)        # Bm = c A A + b A
-        _bmm(Bm, X, Y, 1.0, D=X, beta=a)      # Y  = Bm X + a X
+        _bmm(X, X.mT, A, 1.0)  # A  = X X^T
+        _bmm(A, A, Bm, c, D=A, beta=b)  # Bm = c A A + b A
+        _bmm(Bm, X, Y, 1.0, D=X, beta=a)  # Y  = Bm X + a X
         X, Y = Y, X
     return X

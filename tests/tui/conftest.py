@@ -10,6 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from workbench import paths
+from workbench.session.store import SessionStore, SessionView
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.context import WorkbenchContext
 
@@ -31,6 +32,13 @@ def context(tmp_path: Path, examples_dir: Path) -> WorkbenchContext:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     return WorkbenchContext.from_roots(paths.REPO_ROOT / "tasks", paths.REPO_ROOT / "guidance", sessions, examples_dir)
+
+
+@pytest.fixture
+def example(context: WorkbenchContext) -> SessionView:
+    """The shipped example as the store reads it: tests derive what they expect (revisions, statuses,
+    events, submission) from it, so that re-recording the example does not break them."""
+    return SessionStore(context.sessions_dir, context.examples_dir).load(EXAMPLE_ID)
 
 
 @pytest.fixture

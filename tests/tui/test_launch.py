@@ -46,8 +46,9 @@ async def wait_until(pilot: Pilot[None], condition, timeout: float, what: str) -
 
 @pytest.mark.asyncio
 @pytest.mark.timeout(150)
-async def test_launch_human_session_and_see_a_revision_evaluated_live(tmp_path: Path, small_task: Path,
-                                                                      examples_dir: Path) -> None:
+async def test_launch_human_session_and_see_a_revision_evaluated_live(
+    tmp_path: Path, small_task: Path, examples_dir: Path
+) -> None:
     sessions = tmp_path / "sessions"
     context = WorkbenchContext.from_roots(small_task, paths.REPO_ROOT / "guidance", sessions, examples_dir)
     app = WorkbenchApp(context)
@@ -61,13 +62,13 @@ async def test_launch_human_session_and_see_a_revision_evaluated_live(tmp_path: 
         assert isinstance(view, SessionViewScreen)
         assert app.current_mode == "sessions"
         try:
-            await wait_until(pilot, lambda: view.running and 1 in view.timeline.state.revisions, 30,
-                             "the runner and revision 1")
+            await wait_until(pilot, lambda: view.running and 1 in view.timeline.state.revisions, 30, "the runner and revision 1")
             workspace = view.ref.workspace
             shutil.copyfile(paths.REPO_ROOT / "tests" / "solutions" / "muon_naive.py", workspace / "solution.py")
             table = view.query_one("#revisions", RevisionTable)
-            await wait_until(pilot, lambda: table.row_count >= 2 and table.cells(2)[3].plain == "passed", 100,
-                             "revision 2 evaluated")
+            await wait_until(
+                pilot, lambda: table.row_count >= 2 and table.cells(2)[3].plain == "passed", 100, "revision 2 evaluated"
+            )
             assert table.cells(1)[3].plain == "runtime_error"
             assert "✓" in table.cells(2)[4].plain
             assert view.following and view.timeline.at_end

@@ -1,4 +1,8 @@
-"""Sessions screen and session view: filter, open the example, step, seek, play a replay; code and diff."""
+"""Sessions screen and session view: filter, open the example, step, seek, play a replay; code and diff.
+
+What the example holds (revisions, statuses, events, submission) is read from its files with the store
+(the `example` fixture), so the tests keep passing when the example is recorded again.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,14 @@ import difflib
 import pytest
 from textual.widgets import DataTable, Input
 
+from workbench.session.state import SessionState
+from workbench.session.store import SessionView
 from workbench.session.workspace import Workspace
 from workbench.tui.screens.session_view import SessionViewScreen
 from workbench.tui.screens.sessions import SessionsScreen
 from workbench.tui.widgets.code_view import CodeView
 from workbench.tui.widgets.event_log import EventLog
-from workbench.tui.widgets.revision_table import RevisionTable
+from workbench.tui.widgets.revision_table import RevisionTable, evaluation_cell
 
 from .conftest import EXAMPLE, EXAMPLE_ID, SIZE, settle
 
@@ -45,29 +51,34 @@ async def test_filter_sessions(make_app) -> None:  # type: ignore[no-untyped-def
         assert table.row_count == 0
         await pilot.press("escape")
         assert table.row_count == 1 and app.focused is table
-        await pilot.press("slash", *"eab7", "enter")
+        await pilot.press("slash", *EXAMPLE_ID.rsplit("-", 1)[1], "enter")
         assert table.row_count == 1 and app.focused is table
 
 
 @pytest.mark.asyncio
-async def test_open_example_shows_revisions_code_diff_and_events(make_app) -> None:  # type: ignore[no-untyped-def]
+async def test_open_example_shows_revisions_code_diff_and_events(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
+    revisions = example.state.ordered()
+    submission = example.state.submission
+    assert len(revisions) >= 3 and submission is not None and submission.rev is not None
+    last = revisions[-1].rev
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         view = await open_example(app, pilot)
         table = view.query_one("#revisions", RevisionTable)
-        assert table.row_count == 4
-        assert [table.cells(r)[3].plain for r in range(1, 5)] == [
-            "runtime_error", "incorrect_numerical", "passed", "passed"]
-        assert table.cells(4)[0].plain == "★"  # the submission
-        assert view.timeline.position == len(view.timeline.events) == 23
+        assert table.row_count == len(revisions)
+        assert [table.cells(r.rev)[3].plain for r in revisions] == [r.status for r in revisions]
+        assert table.cells(submission.rev)[0].plain == "★"  # the submission
+        assert view.timeline.position == len(view.timeline.events) == len(example.events)
         workspace = Workspace.from_bundle(EXAMPLE / "workspace.bundle")
         shas = {r.rev: r.sha for r in view.timeline.state.ordered()}
-        assert view.shown_rev == 4
-        assert view.query_one("#code", CodeView).text == workspace.read_text(shas[4], "solution.py")
+        assert shas == {r.rev: r.sha for r in revisions}
+        assert view.shown_rev == last
+        assert view.query_one("#code", CodeView).text == workspace.read_text(shas[last], "solution.py")
         await pilot.press("up")
         await settle(pilot)
-        assert view.shown_rev == 3
-        before, after = workspace.read_text(shas[2], "solution.py"), workspace.read_text(shas[3], "solution.py")
+        assert view.shown_rev == last - 1
+        before = workspace.read_text(shas[last - 2], "solution.py")
+        after = workspace.read_text(shas[last - 1], "solution.py")
         diff = view.query_one("#diff", CodeView).text
         assert diff.startswith("--- a/solution.py")
         added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
@@ -75,14 +86,17 @@ async def test_open_example_shows_revisions_code_diff_and_events(make_app) -> No
         assert any("1.01" in line for line in added)  # revision 3 adds the missing margin
         await pilot.press("e")
         lines = view.query_one("#events", EventLog).plain_lines()
-        assert len(lines) == 23 and "submission: rev 4" in lines[-2]
+        assert len(lines) == len(example.events) and f"submission: rev {submission.rev}" in lines[-2]
         await pilot.press("escape")
         assert isinstance(app.screen, SessionsScreen)
         assert app.notices == []
 
 
 @pytest.mark.asyncio
-async def test_step_seek_and_play_a_replay(make_app) -> None:  # type: ignore[no-untyped-def]
+async def test_step_seek_and_play_a_replay(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
+    def at(position: int) -> SessionState:  # the example's state after its first `position` events
+        return SessionState.from_events(example.events[:position])
+
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         view = await open_example(app, pilot)
@@ -94,13 +108,14 @@ async def test_step_seek_and_play_a_replay(make_app) -> None:  # type: ignore[no
         await settle(pilot)
         assert view.timeline.position == 2 and table.row_count == 1
         assert table.cells(1)[3].plain == "pending" and view.shown_rev == 1
-        await pilot.press(*["right_square_bracket"] * 4)  # eval_started, output, revision 2, eval_finished 1
+        await pilot.press(*["right_square_bracket"] * 4)  # e.g. eval_started, output, revision 2, eval_finished 1
         await settle(pilot)
-        assert table.row_count == 2 and table.cells(1)[3].plain == "runtime_error"
+        assert view.timeline.position == 6
+        assert table.row_count == len(at(6).revisions) and table.cells(1)[3].plain == evaluation_cell(at(6).revisions[1]).plain
         await pilot.press("left_square_bracket")
-        assert view.timeline.position == 5 and table.cells(1)[3].plain == "evaluating…"
+        assert view.timeline.position == 5 and table.cells(1)[3].plain == evaluation_cell(at(5).revisions[1]).plain
         await pilot.press("right_curly_bracket")
-        assert view.timeline.position == 23 and table.row_count == 4
+        assert view.timeline.position == len(example.events) and table.row_count == len(example.state.revisions)
         await pilot.press("space")  # at the end, play starts over
         assert view.playing and view.timeline.position < 10  # restarted from the first event
         await pilot.pause(0.7)

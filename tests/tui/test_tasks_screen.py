@@ -6,6 +6,7 @@ import pytest
 from textual.widgets import DataTable, Static, TabbedContent
 
 from workbench.catalog import CONFIGS, render
+from workbench.session.format import format_speedup
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.tasks import TasksScreen
 
@@ -13,7 +14,10 @@ from .conftest import SIZE, settle
 
 
 @pytest.mark.asyncio
-async def test_tasks_are_listed_with_details(make_app) -> None:  # type: ignore[no-untyped-def]
+async def test_tasks_are_listed_with_details(make_app, example) -> None:  # type: ignore[no-untyped-def]
+    best = example.state.best()  # the example's best passing revision gives the task's best result
+    assert best is not None and best.passed
+    expected = format_speedup(best.geomean_speedup) if best.geomean_speedup else "passed (untimed)"
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -22,7 +26,11 @@ async def test_tasks_are_listed_with_details(make_app) -> None:  # type: ignore[
         table = screen.query_one("#task-table", DataTable)
         assert table.row_count == 1
         assert [c.plain if hasattr(c, "plain") else c for c in table.get_row_at(0)] == [
-            "muon_orthogonalize", "optimizer", "3+2", "passed (untimed)"]
+            "muon_orthogonalize",
+            "optimizer",
+            "3+2",
+            expected,
+        ]
         header = screen.query_one("#task-header", Static).content
         assert "Muon orthogonalisation" in str(header)
         await pilot.press("down", "up")

@@ -9,8 +9,8 @@ from rich.table import Table
 
 from workbench.catalog import Catalog, Task, parse_config, render
 from workbench.catalog.guidance import LEVELS
-from workbench.catalog.task import ScalarArg
 from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout
+from workbench.describe import signature_table
 
 tasks_app = typer.Typer(help="List tasks, or show one task's specification.", no_args_is_help=False)
 
@@ -22,9 +22,7 @@ def catalogue_table(cat: Catalog) -> Table:
     for task in cat.tasks():
         guidance = cat.guidance(task.id)
         levels = sorted({item.level for item in guidance.items}) if guidance else []
-        table.add_row(
-            task.id, task.spec.category, task.spec.title, str(len(task.spec.workloads)), " ".join(levels) or "-"
-        )
+        table.add_row(task.id, task.spec.category, task.spec.title, str(len(task.spec.workloads)), " ".join(levels) or "-")
     return table
 
 
@@ -37,28 +35,12 @@ def tasks_list(ctx: typer.Context, tasks_dir: TasksDir = None, guidance_dir: Gui
         stdout().print(catalogue_table(catalog(tasks_dir, guidance_dir)))
 
 
-def _shape(dims: list[str | int]) -> str:
-    return "[" + ", ".join(str(d) for d in dims) + "]"
-
-
 def task_details(task: Task) -> list[object]:
     """Renderables describing one task: spec, workloads, tolerance, requirements."""
     from rich.markdown import Markdown  # only this command renders Markdown: keep start-up light
 
     spec = task.spec
-    signature = Table(title="run(...) signature", title_justify="left")
-    for column in ("", "name", "dtype", "shape", "layout", "notes"):
-        signature.add_column(column)
-    for arg in spec.signature.inputs:
-        if isinstance(arg, ScalarArg):
-            note = f"must be {arg.value}" if arg.value is not None else ""
-            signature.add_row("in", arg.name, arg.dtype, "scalar", "", note)
-        else:
-            note = "state, updated in place" if arg.state else ""
-            signature.add_row("in", arg.name, arg.dtype, _shape(arg.shape), arg.layout, note)
-    for out in spec.signature.outputs:
-        signature.add_row("out", out.name, out.dtype, _shape(out.shape), out.layout,
-                          "returned" if out.mode == "return" else "preallocated, passed in")
+    signature = signature_table(task)
     workloads = Table(title="Workloads", title_justify="left")
     for column in ("name", "kind", "axes", "GFLOP", "MB moved"):
         workloads.add_column(column)
@@ -71,18 +53,21 @@ def task_details(task: Task) -> list[object]:
     if tol.matrix_rel_fro is not None:
         rule = f"per-matrix relative Frobenius error <= {tol.matrix_rel_fro:g}"
         if tol.reference_error_factor is not None:
-            rule = (f"per-matrix relative Frobenius error <= max({tol.matrix_rel_fro:g}, "
-                    f"{tol.reference_error_factor:g} x the reference's own error)")
+            rule = (
+                f"per-matrix relative Frobenius error <= max({tol.matrix_rel_fro:g}, "
+                f"{tol.reference_error_factor:g} x the reference's own error)"
+            )
         rules.append(rule)
     if tol.atol is not None or tol.rtol is not None:
         rules.append(f"elementwise |out - oracle| <= {tol.atol or 0:g} + {tol.rtol or 0:g} * |oracle|")
     oracle = "the float64 exact computation" if tol.oracle == "exact" else "the reference"
     constraints = ", ".join(spec.signature.constraints) or "none"
-    header = (f"[bold]{spec.id}[/]: {spec.title}\ncategory: {spec.category}   timing: {spec.timing.mode}   "
-              f"constraints: {constraints}\ncorrectness: {'; '.join(rules)}, against {oracle}; no NaN or Inf")
+    header = (
+        f"[bold]{spec.id}[/]: {spec.title}\ncategory: {spec.category}   timing: {spec.timing.mode}   "
+        f"constraints: {constraints}\ncorrectness: {'; '.join(rules)}, against {oracle}; no NaN or Inf"
+    )
     requirements = "\n".join(f"- {r}" for r in spec.requirements)
-    return [header, Markdown(task.description_text()), signature, workloads,
-            Markdown("**Requirements**\n\n" + requirements)]
+    return [header, Markdown(task.description_text()), signature, workloads, Markdown("**Requirements**\n\n" + requirements)]
 
 
 @tasks_app.command("show")
@@ -102,9 +87,9 @@ def tasks_show(
 
 def guidance_cmd(
     task_id: Annotated[str, typer.Argument(help="Task id.")],
-    levels: Annotated[
-        str, typer.Option("--levels", help="Guidance configuration: none, L1, L1+L2 or L1+L2+L3.")
-    ] = "+".join(LEVELS),
+    levels: Annotated[str, typer.Option("--levels", help="Guidance configuration: none, L1, L1+L2 or L1+L2+L3.")] = "+".join(
+        LEVELS
+    ),
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
 ) -> None:

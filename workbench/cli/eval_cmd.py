@@ -21,19 +21,20 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def report_table(report: EvalReport) -> Table:
+    from workbench.session.format import format_speedup, status_style  # the session package only when printing
+
     table = Table(title=f"{report.task} on {report.device_name or report.device}: {report.status}", title_justify="left")
     for column in ("workload", "status", "rel err", "bound", "latency ms", "reference ms", "speedup", "error"):
         table.add_column(column, overflow="fold")
     for w in report.workloads:
-        style = "green" if w.status == "passed" else "red"
         table.add_row(
             w.name,
-            f"[{style}]{w.status}[/]",
+            f"[{status_style(w.status)}]{w.status}[/]",
             _fmt(w.rel_err, ".2e"),
             _fmt(w.error_bound, ".2e"),  # the tolerance applied at the worst call (it depends on the shape)
             _fmt(w.latency_ms, ".4f"),
             _fmt(w.reference_ms, ".4f"),
-            _fmt(w.speedup, ".2f") + ("x" if w.speedup else ""),
+            format_speedup(w.speedup),
             escape(w.message),
         )
     return table

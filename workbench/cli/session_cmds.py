@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from workbench.catalog import parse_config
-from workbench.errors import SessionError, UsageError
 from workbench.cli.common import (
-    EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout,
+    EXIT_FAILED,
+    EXIT_OK,
+    GuidanceDir,
+    TasksDir,
+    catalog,
+    fail,
+    stdout,
+    user_errors,
+    write_stdout,
 )
 
 if TYPE_CHECKING:  # the session package (GitPython, watchfiles) is imported by the commands that use it
@@ -49,7 +53,7 @@ def session_errors() -> Iterator[None]:
 
 
 def _device(device: str) -> str:
-    """"auto" resolved here; a named device only checked for syntax (the session may run elsewhere)."""
+    """ "auto" resolved here; a named device only checked for syntax (the session may run elsewhere)."""
     from workbench.device import check_device_name, resolve_device
 
     return resolve_device("auto") if device == "auto" else check_device_name(device)
@@ -63,12 +67,12 @@ def _print_event(event: Event) -> None:
         write_stdout(line + "\n")
 
 
-def _run(store: SessionStore, ref: SessionRef, tasks_dir: Path | None, guidance_dir: Path | None,
-         idle_exit: float | None, quiet: bool) -> RunResult:
+def _run(
+    store: SessionStore, ref: SessionRef, tasks_dir: Path | None, guidance_dir: Path | None, idle_exit: float | None, quiet: bool
+) -> RunResult:
     from workbench.session.runner import Runner, stop_on_signals
 
-    runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit,
-                    on_event=None if quiet else _print_event)
+    runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit, on_event=None if quiet else _print_event)
     with stop_on_signals(runner):
         return runner.run()
 
@@ -87,8 +91,10 @@ def new_cmd(
     device: DeviceOpt = "auto",
     workload: WorkloadOpt = None,
     eval_timeout: Annotated[float | None, typer.Option("--eval-timeout", help="Seconds per evaluation.")] = None,
-    unsandboxed: Annotated[bool, typer.Option(
-        "--unsandboxed", help="Command driver: run the command without the sandbox (recorded in session.toml).")] = False,
+    unsandboxed: Annotated[
+        bool,
+        typer.Option("--unsandboxed", help="Command driver: run the command without the sandbox (recorded in session.toml)."),
+    ] = False,
     as_json: JsonOpt = False,
     sessions_dir: SessionsDir = None,
     tasks_dir: TasksDir = None,
@@ -104,9 +110,17 @@ def new_cmd(
     with session_errors():
         store = SessionStore(sessions_dir)
         ref = create_session(
-            store, catalog(tasks_dir, guidance_dir), task_id, guidance=parse_config(guidance), driver=driver,
-            command=command, from_session=from_session, device=_device(device), workloads=workload or None,
-            eval_timeout_s=eval_timeout, unsandboxed=unsandboxed,
+            store,
+            catalog(tasks_dir, guidance_dir),
+            task_id,
+            guidance=parse_config(guidance),
+            driver=driver,
+            command=command,
+            from_session=from_session,
+            device=_device(device),
+            workloads=workload or None,
+            eval_timeout_s=eval_timeout,
+            unsandboxed=unsandboxed,
         )
     if as_json:
         write_stdout(json.dumps({"id": ref.id, "dir": str(ref.dir), "workspace": str(ref.workspace)}) + "\n")
@@ -146,38 +160,16 @@ def run_cmd(
 @session_app.command("list")
 def list_cmd(as_json: JsonOpt = False, sessions_dir: SessionsDir = None) -> None:
     """List sessions (and the shipped examples): task, guidance, driver, revisions, best status and speedup."""
-    from workbench.session.format import fmt_speedup
+    from workbench.session.format import sessions_table, summaries_json
     from workbench.session.store import SessionStore
 
     with session_errors():
         store = SessionStore(sessions_dir)
         rows = store.summaries()
     if as_json:
-        write_stdout(json.dumps([
-            {"id": r.id, "task": r.task, "guidance": r.guidance, "driver": r.driver, "device": r.device,
-             "created": r.created.isoformat(), "revisions": r.revisions, "best_rev": r.best_rev,
-             "best_status": r.best_status, "best_speedup": r.best_speedup, "finished": r.finished,
-             "example": r.read_only, "tampered_lines": r.foreign_lines}
-            if not isinstance(r, tuple) else {"id": r[0].id, "error": r[1]}
-            for r in rows
-        ]) + "\n")
-        return
-    table = Table(title=f"Sessions in {store.root}", title_justify="left")
-    for column in ("id", "task", "guidance", "driver", "revisions", "best status", "best speedup", "started"):
-        table.add_column(column, overflow="fold")
-    for r in rows:
-        if isinstance(r, tuple):
-            table.add_row(r[0].id, f"[red]{escape(r[1])}[/]", "", "", "", "", "", "")
-            continue
-        status = r.best_status or "-"
-        style = "green" if status == "passed" else "red" if r.best_status else "dim"
-        table.add_row(
-            r.id + (" [dim](example)[/]" if r.read_only else ""), r.task, r.guidance, r.driver, str(r.revisions),
-            f"[{style}]{status}[/]" + (f" (rev {r.best_rev})" if r.best_rev else "")
-            + (f" [red]log tampered: {r.foreign_lines} lines ignored[/]" if r.foreign_lines else ""), fmt_speedup(r.best_speedup),
-            r.created.strftime("%Y-%m-%d %H:%M:%S UTC"),
-        )
-    stdout().print(table)
+        write_stdout(json.dumps(summaries_json(rows)) + "\n")
+    else:
+        stdout().print(sessions_table(rows, store.root))
 
 
 @session_app.command("show")
@@ -187,7 +179,7 @@ def show_cmd(
     sessions_dir: SessionsDir = None,
 ) -> None:
     """Show a session's revisions with their per-workload status and latency, and its submission."""
-    from workbench.session.format import fmt_speedup, view_json, workload_brief
+    from workbench.session.format import session_show, view_json
     from workbench.session.store import SessionStore
 
     with session_errors():
@@ -198,41 +190,9 @@ def show_cmd(
     if as_json:
         write_stdout(json.dumps(view_json(view, running)) + "\n")
         return
-    out, config, state = stdout(), view.config, view.state
-    status = "running" if running else (f"finished: {state.finished.reason}" if state.finished else "not running")
-    out.print(f"[bold]{config.id}[/]" + (" (shipped example, read-only)" if ref.read_only else ""), highlight=False)
-    out.print(f"task {config.task}   guidance {config.guidance}   driver {config.driver}   device {config.device}   "
-              f"created {config.created:%Y-%m-%d %H:%M:%S} UTC", highlight=False)
-    if config.command:
-        out.print(f"command: {escape(config.command)}", highlight=False)
-    if config.from_session:
-        out.print(f"replay of: {config.from_session}", highlight=False)
-    out.print(f"dir {ref.dir}   {status}", highlight=False)
-    table = Table(title_justify="left")
-    for column in ("rev", "sha", "author", "evaluation", "workloads", "speedup", "note"):
-        table.add_column(column, overflow="fold")
-    for r in state.ordered():
-        if r.eval_state == "finished":
-            style = "green" if r.passed else "red"
-            evaluation = f"[{style}]{r.status}[/]"
-        elif r.eval_state == "skipped":
-            evaluation = f"[dim]skipped (rev {r.superseded_by})[/]"
-        else:
-            evaluation = f"[yellow]{r.eval_state}[/]"
-        note = ""
-        if r.report and not r.passed and r.report.message.strip():
-            note = r.report.message.strip().splitlines()[0][:160]
-        if r.replay_of:
-            note = f"replay of rev {r.replay_of}" + (f"; {note}" if note else "")
-        table.add_row(str(r.rev), r.sha[:10], r.author, evaluation,
-                      escape("\n".join(workload_brief(w) for w in r.workloads)) or "-",
-                      fmt_speedup(r.geomean_speedup), escape(note))
-    out.print(table)
-    if state.submission is not None:
-        sub = state.submission
-        out.print(f"submission: {'rev ' + str(sub.rev) if sub.rev is not None else 'none'} ({sub.reason})", highlight=False)
-    for bad in view.bad_lines:
-        out.print(f"[red]events.jsonl line {bad.line} skipped:[/] {escape(bad.message)}", highlight=False)
+    out = stdout()
+    for part in session_show(view, running):
+        out.print(part)
 
 
 @session_app.command("export")
@@ -242,21 +202,12 @@ def export_cmd(
     sessions_dir: SessionsDir = None,
 ) -> None:
     """Export a finished session in the shipped-example form (its git history as one bundle file)."""
-    from workbench.session.layout import BUNDLE_NAME
+    from workbench.session.export import export_session
     from workbench.session.store import SessionStore
 
     with session_errors():
         store = SessionStore(sessions_dir)
-        ref = store.resolve(session_id)
-        if store.is_running(ref):
-            raise SessionError(f"session {ref.id} is being run; export it when it has finished")
-        target = dest / ref.id if dest.is_dir() and dest.name != ref.id else dest
-        if target.exists() and any(target.iterdir()):
-            raise UsageError(f"{target} exists and is not empty")
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ref.config_path, target / ref.config_path.name)
-        shutil.copy2(ref.log_path, target / ref.log_path.name)
-        store.workspace(ref).export_bundle(target / BUNDLE_NAME)
+        target = export_session(store, store.resolve(session_id), dest)
     write_stdout(f"{target}\n")
 
 
@@ -280,8 +231,14 @@ def replay_cmd(
         store = SessionStore(sessions_dir)
         source = store.load(store.resolve(session_id)).config
         ref = create_session(
-            store, catalog(tasks_dir, guidance_dir), source.task, guidance=source.guidance, driver="replay",
-            from_session=source.id, device=_device(device), workloads=workload or source.workloads,
+            store,
+            catalog(tasks_dir, guidance_dir),
+            source.task,
+            guidance=source.guidance,
+            driver="replay",
+            from_session=source.id,
+            device=_device(device),
+            workloads=workload or source.workloads,
             eval_timeout_s=source.eval_timeout_s,
         )
         if not quiet:

@@ -7,7 +7,7 @@ import platform
 import re
 import secrets
 import tomllib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
@@ -19,7 +19,7 @@ from workbench.device import DEVICE_PATTERN, bad_device_message
 from workbench.errors import SessionError
 
 CONFIG_NAME = "session.toml"
-FORMAT_VERSION = 1
+FORMAT_VERSION: Literal[1] = 1
 DriverName = Literal["human", "command", "replay", "agent"]
 DRIVERS: tuple[DriverName, ...] = ("human", "command", "replay")  # the ones `session new` offers today
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -118,7 +118,7 @@ def write_config(session_dir: Path, config: SessionConfig) -> Path:
 
 def new_session_id(task: str, now: datetime | None = None) -> str:
     """Readable and sortable: `20261130-051200-muon_orthogonalize-ab12` (UTC time, 4 random hex digits)."""
-    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
     return f"{moment:%Y%m%d-%H%M%S}-{task}-{secrets.token_hex(2)}"
 
 

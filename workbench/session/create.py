@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import UTC, datetime
 
-from workbench.errors import UsageError
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
+from workbench.errors import UsageError
 from workbench.session.config import DRIVERS, SessionConfig, collect_versions, new_session_id, write_config
 from workbench.session.integrity import create_key
 from workbench.session.layout import BRIEF_NAME, SessionRef
@@ -20,8 +19,11 @@ TEMPLATE_AUTHOR = "template"
 def brief_text(task: Task, guidance_text: str, config: SessionConfig) -> str:
     """The task brief given to any driver: what to do, where, how it is judged, and the guidance."""
     spec = task.spec
-    where = "on the CPU under the Triton interpreter (smoke workloads, no timing)" if config.device == "cpu" else (
-        f"on {config.device} (correctness, then latency against the PyTorch reference)")
+    where = (
+        "on the CPU under the Triton interpreter (smoke workloads, no timing)"
+        if config.device == "cpu"
+        else (f"on {config.device} (correctness, then latency against the PyTorch reference)")
+    )
     parts = [
         f"# Task {spec.id}: {spec.title}",
         "",
@@ -83,8 +85,10 @@ def create_session(
 
         info = sandbox.status(device)
         if info.kind == "none":
-            raise UsageError(f"the command driver's sandbox cannot start here ({info.detail}); pass --unsandboxed "
-                             "to run the command without one (recorded in session.toml)")
+            raise UsageError(
+                f"the command driver's sandbox cannot start here ({info.detail}); pass --unsandboxed "
+                "to run the command without one (recorded in session.toml)"
+            )
     if driver == "replay" and not from_session:
         raise UsageError("--driver replay needs --from SESSION (the recorded session to replay)")
     if driver != "replay" and from_session:
@@ -103,17 +107,30 @@ def create_session(
         if shipped is None:
             raise UsageError(f"task {task.id} ships no guidance; use --guidance none")
         guidance_text = render(shipped, guidance)
-    created = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
+    created = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     config = SessionConfig(
-        id=new_session_id(task.id, created), task=task.id, guidance=guidance, driver=driver,  # type: ignore[arg-type]
-        command=command, from_session=from_session, device=device, workloads=workloads or None,
-        eval_timeout_s=eval_timeout_s, created=created, versions=collect_versions(), unsandboxed=unsandboxed,
+        id=new_session_id(task.id, created),
+        task=task.id,
+        guidance=guidance,
+        driver=driver,
+        command=command,
+        from_session=from_session,
+        device=device,
+        workloads=workloads or None,
+        eval_timeout_s=eval_timeout_s,
+        created=created,
+        versions=collect_versions(),
+        unsandboxed=unsandboxed,
     )
     session_dir = store.root / config.id
     session_dir.mkdir(parents=True, exist_ok=False)
     create_key(session_dir)
     write_config(session_dir, config)
     brief = brief_text(task, guidance_text, config)
-    Workspace.create(session_dir / "workspace", workspace_files(task, guidance_text, brief, config.solution),
-                     TEMPLATE_AUTHOR, f"template of {task.id}")
+    Workspace.create(
+        session_dir / "workspace",
+        workspace_files(task, guidance_text, brief, config.solution),
+        TEMPLATE_AUTHOR,
+        f"template of {task.id}",
+    )
     return SessionRef(config.id, session_dir)

@@ -152,13 +152,21 @@ class CommandDriver:
         hidden = [p for p in sandbox.default_hidden([ctx.session_dir.parent, *self.hidden]) if Path(p).resolve() != home]
         # .git read-only; the interpreter and the package re-exposed (a checkout under /tmp lies inside
         # the sandbox's private /tmp otherwise, and its venv would vanish)
-        readable = [ctx.session_dir / RESULTS_NAME, ctx.workspace / ".git", *_resolver_files(),
-                    *sandbox.default_readable()]
-        command, info = sandbox.wrap(argv, device=ctx.config.device, env=env, hidden=hidden, readable=readable,
-                                     writable=[ctx.workspace], network=True, chdir=ctx.workspace)
+        readable = [ctx.session_dir / RESULTS_NAME, ctx.workspace / ".git", *_resolver_files(), *sandbox.default_readable()]
+        command, info = sandbox.wrap(
+            argv,
+            device=ctx.config.device,
+            env=env,
+            hidden=hidden,
+            readable=readable,
+            writable=[ctx.workspace],
+            network=True,
+            chdir=ctx.workspace,
+        )
         if info.kind == "none":
-            raise SessionError(f"the command's sandbox cannot start ({info.detail}); create the session with "
-                               "--unsandboxed to run it without one")
+            raise SessionError(
+                f"the command's sandbox cannot start ({info.detail}); create the session with --unsandboxed to run it without one"
+            )
         return command, sandbox.launcher_env(), info
 
     def run(self, ctx: DriverContext) -> DriverResult:
@@ -168,9 +176,17 @@ class CommandDriver:
         (ctx.session_dir / RESULTS_NAME).touch()
         argv, env, self.sandbox = self.command_line(ctx)
         process = subprocess.Popen(
-            argv, cwd=ctx.workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=die_with_parent, text=True,
-            errors="replace", bufsize=1,
+            argv,
+            cwd=ctx.workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+            text=True,
+            errors="replace",
+            bufsize=1,
         )
         readers = [
             threading.Thread(target=self._pump, args=(stream, name, ctx), daemon=True)
@@ -194,7 +210,7 @@ class CommandDriver:
     def _pump(self, stream: IO[str] | None, name: str, ctx: DriverContext) -> None:
         assert stream is not None
         for line in stream:
-            ctx.emit(DriverOutput(stream=name, text=line.rstrip("\n")[:MAX_OUTPUT_LINE]))  # type: ignore[arg-type]
+            ctx.emit(DriverOutput(stream=name, text=line.rstrip("\n")[:MAX_OUTPUT_LINE]))
 
     def _terminate(self, process: subprocess.Popen[str]) -> None:
         try:

@@ -11,11 +11,10 @@ import fcntl
 import re
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from workbench.harness.report import EvalReport
 from workbench.session.events import Error, EvalFinished, EvalSkipped, EvalStarted, Event
@@ -51,8 +50,14 @@ class EvaluationQueue:
     """A worker thread that evaluates queued revisions in order and logs what happens to each."""
 
     def __init__(
-        self, evaluator: Evaluator, read_source: SourceReader, emit: Emit, device: str, task_id: str = "",
-        solution_name: str = "solution.py", lock_dir: Path | None = None,
+        self,
+        evaluator: Evaluator,
+        read_source: SourceReader,
+        emit: Emit,
+        device: str,
+        task_id: str = "",
+        solution_name: str = "solution.py",
+        lock_dir: Path | None = None,
         on_finished: Callable[[int, EvalReport], None] | None = None,
     ) -> None:
         self._evaluator = evaluator
@@ -124,8 +129,13 @@ class EvaluationQueue:
             self._emit(EvalStarted(rev=job.rev, sha=job.sha, device=self._device))
             source = self._read_source(job.sha)
             if source is None:
-                return EvalReport(task=self._task_id, solution=self._solution_name, device=self._device, status="runtime_error",
-                                  message=f"{self._solution_name} does not exist in revision {job.rev}")
+                return EvalReport(
+                    task=self._task_id,
+                    solution=self._solution_name,
+                    device=self._device,
+                    status="runtime_error",
+                    message=f"{self._solution_name} does not exist in revision {job.rev}",
+                )
             with tempfile.TemporaryDirectory(prefix=f"d2k-rev{job.rev}-") as scratch:
                 path = Path(scratch) / self._solution_name
                 path.write_bytes(source)
@@ -134,5 +144,10 @@ class EvaluationQueue:
                 except Exception as exc:  # a harness fault, not the solution's: record it and go on
                     message = f"{type(exc).__name__}: {exc}"
                     self._emit(Error(message=message, where=f"evaluation of revision {job.rev}"))
-                    return EvalReport(task=self._task_id, solution=str(path), device=self._device, status="crashed",
-                                      message=f"the harness failed: {message}")
+                    return EvalReport(
+                        task=self._task_id,
+                        solution=str(path),
+                        device=self._device,
+                        status="crashed",
+                        message=f"the harness failed: {message}",
+                    )

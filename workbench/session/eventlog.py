@@ -66,6 +66,18 @@ def read_log(path: Path) -> LogContents:
     return LogContents(events, bad, torn)
 
 
+def lock_pid(lock_path: Path) -> int | None:
+    """The process id a runner wrote into its lock file ("pid N"), or None when the file names none.
+    Says nothing about whether that runner still holds the lock (see SessionStore.is_running)."""
+    try:
+        words = lock_path.read_text(encoding="utf-8").split()
+    except FileNotFoundError:
+        return None
+    if len(words) != 2 or words[0] != "pid" or not words[1].isdigit():
+        return None
+    return int(words[1])
+
+
 class EventWriter:
     """The single writer of a session's log. Holds the session lock while open."""
 
@@ -92,7 +104,7 @@ class EventWriter:
             raise SessionLocked(f"session {lock_path.parent.name} is already being run by {holder}") from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()}\n")
+        handle.write(f"pid {os.getpid()}\n")  # read by lock_pid()
         handle.flush()
         self._lock_file = handle
 

@@ -14,8 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from workbench.harness.report import EvalReport
 
-SCHEMA_VERSION = 1
-
 
 class _Event(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -152,8 +150,21 @@ class Error(_Event):
 
 
 Event = Annotated[
-    SessionStarted | Revision | EvalStarted | EvalFinished | EvalSkipped | ModelCall | ToolCall | ToolResult
-    | DriverOutput | DriverFinished | Submission | JudgeVerdict | Review | SessionFinished | Error,
+    SessionStarted
+    | Revision
+    | EvalStarted
+    | EvalFinished
+    | EvalSkipped
+    | ModelCall
+    | ToolCall
+    | ToolResult
+    | DriverOutput
+    | DriverFinished
+    | Submission
+    | JudgeVerdict
+    | Review
+    | SessionFinished
+    | Error,
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

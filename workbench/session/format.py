@@ -1,21 +1,42 @@
-"""One-line, plain-text descriptions of events and revisions (the headless runner's output)."""
+"""How sessions read as text, for the CLI and the workbench alike: one line per event (the headless
+runner's output), the `session list` and `session show` tables, their JSON, speedups and status colours.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from rich.console import RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
 from workbench.session.events import (
-    DriverFinished, Error, EvalFinished, EvalSkipped, EvalStarted, Event, Revision, SessionFinished, SessionStarted,
+    DriverFinished,
+    Error,
+    EvalFinished,
+    EvalSkipped,
+    EvalStarted,
+    Event,
+    Revision,
+    SessionFinished,
+    SessionStarted,
     Submission,
 )
-from workbench.session.state import WorkloadState
-from workbench.session.store import SessionView
+from workbench.session.state import RevisionState, SessionState, WorkloadState
+from workbench.session.store import SessionSummary, SessionView
 
 
-def fmt_ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f} ms"
-
-
-def fmt_speedup(value: float | None) -> str:
+def format_speedup(value: float | None) -> str:
+    """A speedup as every screen shows it: "1.23x", or "-" when there is none."""
     return "-" if value is None else f"{value:.2f}x"
+
+
+def status_style(status: str | None) -> str:
+    """Colour of an evaluation status: green for passed, red for any failure, dim for none yet."""
+    if status is None:
+        return "dim"
+    return "green" if status == "passed" else "red"
 
 
 def workload_brief(workload: WorkloadState) -> str:
@@ -35,14 +56,16 @@ def describe(event: Event) -> str | None:
         return f"rev {event.rev} evaluating on {event.device}"
     if isinstance(event, EvalFinished):
         report = event.report
-        parts = [f"{w.name} {w.status}" + (f" {w.latency_ms:.4f} ms" if w.latency_ms is not None else "")
-                 for w in report.workloads]
+        parts = [
+            f"{w.name} {w.status}" + (f" {w.latency_ms:.4f} ms" if w.latency_ms is not None else "") for w in report.workloads
+        ]
         speedup = report.geomean_speedup()
-        tail = f" speedup {speedup:.2f}x" if speedup is not None else ""
+        tail = f" speedup {format_speedup(speedup)}" if speedup is not None else ""
         first_line = report.message.strip().splitlines()[0] if report.message.strip() and not report.passed else ""
         took = f" in {report.duration_s:.1f} s" if report.duration_s > 0 else ""
-        return (f"rev {event.rev} {report.status}{took} ({'; '.join(parts) or 'no workloads'})"
-                f"{tail}" + (f": {first_line[:200]}" if first_line else ""))
+        return f"rev {event.rev} {report.status}{took} ({'; '.join(parts) or 'no workloads'}){tail}" + (
+            f": {first_line[:200]}" if first_line else ""
+        )
     if isinstance(event, EvalSkipped):
         return f"rev {event.rev} skipped (superseded by rev {event.superseded_by} before its evaluation began)"
     if isinstance(event, DriverFinished):
@@ -75,20 +98,38 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
         "read_only": view.ref.read_only,
         "running": running,
         "finished": state.finished.reason if state.finished else None,
-        "submission": None if submission is None else {
-            "rev": submission.rev, "sha": submission.sha, "geomean_speedup": submission.geomean_speedup,
+        "submission": None
+        if submission is None
+        else {
+            "rev": submission.rev,
+            "sha": submission.sha,
+            "geomean_speedup": submission.geomean_speedup,
             "reason": submission.reason,
         },
         "revisions": [
             {
-                "rev": r.rev, "sha": r.sha, "author": r.author, "message": r.message, "files": r.files,
-                "replay_of": r.replay_of, "eval": r.eval_state, "superseded_by": r.superseded_by,
-                "status": r.status, "geomean_speedup": r.geomean_speedup,
+                "rev": r.rev,
+                "sha": r.sha,
+                "author": r.author,
+                "message": r.message,
+                "files": r.files,
+                "replay_of": r.replay_of,
+                "eval": r.eval_state,
+                "superseded_by": r.superseded_by,
+                "status": r.status,
+                "geomean_speedup": r.geomean_speedup,
                 "duration_s": r.report.duration_s if r.report else None,
                 "message_first_line": (r.report.message.strip().splitlines() or [""])[0] if r.report else "",
                 "workloads": [
-                    {"name": w.name, "status": w.status, "latency_ms": w.latency_ms, "reference_ms": w.reference_ms,
-                     "speedup": w.speedup, "rel_err": w.rel_err, "message": w.message}
+                    {
+                        "name": w.name,
+                        "status": w.status,
+                        "latency_ms": w.latency_ms,
+                        "reference_ms": w.reference_ms,
+                        "speedup": w.speedup,
+                        "rel_err": w.rel_err,
+                        "message": w.message,
+                    }
                     for w in r.workloads
                 ],
             }
@@ -96,3 +137,124 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
         ],
         "bad_lines": [{"line": b.line, "message": b.message} for b in view.bad_lines],
     }
+
+
+# ---- `session list` ---------------------------------------------------------------------------------
+
+
+def summaries_json(rows: list[SessionSummary]) -> list[dict[str, object]]:
+    """The stable JSON shape printed by `d2k-workbench session list --json` ({"id", "error"} for a
+    session whose files cannot be read)."""
+    return [
+        {"id": r.id, "error": r.problem}
+        if r.problem is not None or r.created is None
+        else {
+            "id": r.id,
+            "task": r.task,
+            "guidance": r.guidance,
+            "driver": r.driver,
+            "device": r.device,
+            "created": r.created.isoformat(),
+            "revisions": r.revisions,
+            "best_rev": r.best_rev,
+            "best_status": r.best_status,
+            "best_speedup": r.best_speedup,
+            "finished": r.finished,
+            "example": r.read_only,
+            "tampered_lines": r.foreign_lines,
+        }
+        for r in rows
+    ]
+
+
+def sessions_table(rows: list[SessionSummary], root: Path) -> Table:
+    """`session list`: one row per session (examples marked), its best status and speedup."""
+    table = Table(title=f"Sessions in {root}", title_justify="left")
+    for column in ("id", "task", "guidance", "driver", "revisions", "best status", "best speedup", "started"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        if r.problem is not None or r.created is None:
+            table.add_row(r.id, f"[red]{escape(r.problem or 'unreadable')}[/]", "", "", "", "", "", "")
+            continue
+        status = r.best_status or "-"
+        table.add_row(
+            r.id + (" [dim](example)[/]" if r.read_only else ""),
+            r.task,
+            r.guidance,
+            r.driver,
+            str(r.revisions),
+            f"[{status_style(r.best_status)}]{status}[/]"
+            + (f" (rev {r.best_rev})" if r.best_rev else "")
+            + (f" [red]log tampered: {r.foreign_lines} lines ignored[/]" if r.foreign_lines else ""),
+            format_speedup(r.best_speedup),
+            r.created.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        )
+    return table
+
+
+# ---- `session show` ---------------------------------------------------------------------------------
+
+
+def evaluation_markup(revision: RevisionState) -> str:
+    """A revision's evaluation as console markup: its status, skipped (by which revision), or its queue state."""
+    if revision.eval_state == "finished":
+        return f"[{status_style(revision.status)}]{revision.status}[/]"
+    if revision.eval_state == "skipped":
+        return f"[dim]skipped (rev {revision.superseded_by})[/]"
+    return f"[yellow]{revision.eval_state}[/]"
+
+
+def revisions_table(state: SessionState) -> Table:
+    """`session show`: one row per revision with its evaluation, per-workload status and latency, speedup."""
+    table = Table(title_justify="left")
+    for column in ("rev", "sha", "author", "evaluation", "workloads", "speedup", "note"):
+        table.add_column(column, overflow="fold")
+    for r in state.ordered():
+        note = ""
+        if r.report and not r.passed and r.report.message.strip():
+            note = r.report.message.strip().splitlines()[0][:160]
+        if r.replay_of:
+            note = f"replay of rev {r.replay_of}" + (f"; {note}" if note else "")
+        table.add_row(
+            str(r.rev),
+            r.sha[:10],
+            r.author,
+            evaluation_markup(r),
+            escape("\n".join(workload_brief(w) for w in r.workloads)) or "-",
+            format_speedup(r.geomean_speedup),
+            escape(note),
+        )
+    return table
+
+
+def submission_line(state: SessionState) -> str | None:
+    """ "submission: rev 4 (reason)", or None before a submission was recorded."""
+    sub = state.submission
+    if sub is None:
+        return None
+    return f"submission: {'rev ' + str(sub.rev) if sub.rev is not None else 'none'} ({sub.reason})"
+
+
+def session_show(view: SessionView, running: bool) -> list[RenderableType]:
+    """What `session show` prints, in order: the header lines, the revisions table, the submission and
+    any log lines the reader skipped."""
+    config, state, ref = view.config, view.state, view.ref
+    status = "running" if running else (f"finished: {state.finished.reason}" if state.finished else "not running")
+    lines = [
+        f"[bold]{config.id}[/]" + (" (shipped example, read-only)" if ref.read_only else ""),
+        f"task {config.task}   guidance {config.guidance}   driver {config.driver}   device {config.device}   "
+        f"created {config.created:%Y-%m-%d %H:%M:%S} UTC",
+    ]
+    if config.command:
+        lines.append(f"command: {escape(config.command)}")
+    if config.from_session:
+        lines.append(f"replay of: {config.from_session}")
+    lines.append(f"dir {escape(str(ref.dir))}   {status}")
+    parts: list[RenderableType] = [Text.from_markup(line) for line in lines]
+    parts.append(revisions_table(state))
+    submission = submission_line(state)
+    if submission is not None:
+        parts.append(Text(submission))
+    for bad in view.bad_lines:
+        parts.append(Text.from_markup(f"[red]events.jsonl line {bad.line} skipped:[/] {escape(bad.message)}"))
+    return parts

@@ -11,27 +11,33 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TypeVar
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TypeVar
 
-from workbench.errors import SessionError, UsageError
 from workbench.catalog import Catalog, Task
+from workbench.errors import SessionError, UsageError
 from workbench.harness import EvalReport, evaluate, resolve_device
 from workbench.session.config import SessionConfig, collect_versions, load_config
 from workbench.session.drivers import RESULTS_NAME, CommandDriver, Driver, DriverResult, HumanDriver, ReplayDriver
 from workbench.session.evaluation import EvaluationQueue, Evaluator
 from workbench.session.eventlog import EventWriter, read_log
 from workbench.session.events import (
-    DriverFinished, Error, Event, Revision, SessionFinished, SessionStarted, Submission,
+    DriverFinished,
+    Error,
+    Event,
+    Revision,
+    SessionFinished,
+    SessionStarted,
+    Submission,
 )
 from workbench.session.layout import BRIEF_NAME, SessionRef
+from workbench.session.secrets import redact
 from workbench.session.state import SessionState, select_submission
 from workbench.session.store import SessionStore
 from workbench.session.watcher import Watcher
-from workbench.session.secrets import redact
 from workbench.session.workspace import SecretInWorkspace, Workspace
 
 RESULT_EVENTS = frozenset({"revision", "eval_started", "eval_finished", "eval_skipped", "submission"})
@@ -67,16 +73,18 @@ T = TypeVar("T")
 REFERENCE_CACHE_NAME = "reference-timing.json"
 
 
-def harness_evaluator(task: Task, device: str, config: SessionConfig, sessions_root: Path,
-                      session_dir: Path | None = None) -> Evaluator:
+def harness_evaluator(
+    task: Task, device: str, config: SessionConfig, sessions_root: Path, session_dir: Path | None = None
+) -> Evaluator:
     """Evaluate through the harness with the session's device, workloads and timeout; the sessions root
     (every session's workspace and log) stays out of the solution process's view. The reference's
     timings are reused between the session's evaluations while fresh (harness/reference_cache.py)."""
     cache = (session_dir or sessions_root / config.id) / REFERENCE_CACHE_NAME
 
     def run(solution: Path) -> EvalReport:
-        return evaluate(task, solution, device, config.workloads, config.eval_timeout_s, hide=[sessions_root],
-                        reference_cache=cache)
+        return evaluate(
+            task, solution, device, config.workloads, config.eval_timeout_s, hide=[sessions_root], reference_cache=cache
+        )
 
     return run
 
@@ -85,13 +93,21 @@ class Runner:
     """Runs one session in this process; it is also the `DriverContext` its driver talks to."""
 
     def __init__(
-        self, store: SessionStore, ref: SessionRef, catalog: Catalog, *, idle_exit: float | None = None,
-        driver: Driver | None = None, evaluator: Evaluator | None = None,
-        on_event: Callable[[Event], None] | None = None, poll_s: float = 2.0,
+        self,
+        store: SessionStore,
+        ref: SessionRef,
+        catalog: Catalog,
+        *,
+        idle_exit: float | None = None,
+        driver: Driver | None = None,
+        evaluator: Evaluator | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        poll_s: float = 2.0,
     ) -> None:
         if ref.read_only:
-            raise SessionError(f"session {ref.id} is a shipped example and read-only; "
-                             f"replay it instead: d2k-workbench replay {ref.id}")
+            raise SessionError(
+                f"session {ref.id} is a shipped example and read-only; replay it instead: d2k-workbench replay {ref.id}"
+            )
         self.store = store
         self.ref = ref
         self.catalog = catalog
@@ -151,8 +167,9 @@ class Runner:
                 return None
             if info is None:
                 return None
-            self.emit(Revision(rev=rev, sha=info.sha, files=info.files, author=info.author, message=info.message,
-                               replay_of=replay_of))
+            self.emit(
+                Revision(rev=rev, sha=info.sha, files=info.files, author=info.author, message=info.message, replay_of=replay_of)
+            )
             self._last_activity = time.monotonic()
             queue.submit(rev, info.sha, keep=self._keep_all)
             return rev
@@ -206,14 +223,26 @@ class Runner:
             self._state = SessionState.from_events(contents.events)
             self._repo = Workspace(self.workspace)
             self._repo.clear_stale_locks()
-            self.emit(SessionStarted(task=task.id, guidance=self.config.guidance, driver=self.config.driver,
-                                     device=device, resumed=bool(contents.events), versions=collect_versions()))
+            self.emit(
+                SessionStarted(
+                    task=task.id,
+                    guidance=self.config.guidance,
+                    driver=self.config.driver,
+                    device=device,
+                    resumed=bool(contents.events),
+                    versions=collect_versions(),
+                )
+            )
             for bad in contents.bad_lines:
                 self.emit(Error(message=f"events.jsonl line {bad.line} is unreadable: {bad.message}", where="resume"))
             self._queue = EvaluationQueue(
                 self._evaluator or harness_evaluator(task, device, self.config, self.store.root, self.session_dir),
                 lambda sha: self._repo.read_bytes(sha, self.config.solution),  # type: ignore[union-attr]
-                self.emit, device, task.id, self.config.solution, self.store.root / LOCKS_DIR,
+                self.emit,
+                device,
+                task.id,
+                self.config.solution,
+                self.store.root / LOCKS_DIR,
                 on_finished=lambda rev, report: self._touch(),
             )
             self._reconcile()
@@ -226,9 +255,19 @@ class Runner:
             self.emit(DriverFinished(driver=self.config.driver, reason=result.reason, exit_code=result.exit_code))
             self._queue.drain()
             chosen, why = select_submission(self._state.ordered())
-            self.emit(Submission(rev=chosen.rev if chosen else None, sha=chosen.sha if chosen else None,
-                                 geomean_speedup=chosen.geomean_speedup if chosen else None, reason=why))
-            reason = f"{result.reason}; {self.stop_reason}" if self.stop_reason and self.stop_reason not in result.reason else result.reason
+            self.emit(
+                Submission(
+                    rev=chosen.rev if chosen else None,
+                    sha=chosen.sha if chosen else None,
+                    geomean_speedup=chosen.geomean_speedup if chosen else None,
+                    reason=why,
+                )
+            )
+            reason = (
+                f"{result.reason}; {self.stop_reason}"
+                if self.stop_reason and self.stop_reason not in result.reason
+                else result.reason
+            )
             self.emit(SessionFinished(reason=reason, submission_rev=chosen.rev if chosen else None))
             return RunResult(reason, chosen.rev if chosen else None, self._state)
         finally:
@@ -258,11 +297,15 @@ class Runner:
         for number, commit in enumerate(repo.history(), start=1):
             known = recorded.get(number)
             if known is None:  # committed, but the runner died before logging it
-                self.emit(Revision(rev=number, sha=commit.sha, files=commit.files, author=commit.author,
-                                   message=commit.message))
+                self.emit(Revision(rev=number, sha=commit.sha, files=commit.files, author=commit.author, message=commit.message))
             elif known.sha != commit.sha:
-                self.emit(Error(message=f"revision {number} is {known.sha[:12]} in the log but {commit.sha[:12]} "
-                                        "in the workspace history (was the history rewritten?)", where="resume"))
+                self.emit(
+                    Error(
+                        message=f"revision {number} is {known.sha[:12]} in the log but {commit.sha[:12]} "
+                        "in the workspace history (was the history rewritten?)",
+                        where="resume",
+                    )
+                )
         for revision in self._state.unevaluated():  # never evaluated, or cut off mid-evaluation
             queue.submit(revision.rev, revision.sha, keep=True)
         self.commit("edits found when the runner started")
@@ -286,6 +329,7 @@ class Runner:
 def stop_on_signals(runner: Runner) -> Iterator[None]:
     """First Ctrl-C/SIGTERM: stop the driver, finish queued evaluations, record the selection.
     A second one: give up at once (KeyboardInterrupt); the next run resumes the session."""
+
     def handler(signum: int, frame: FrameType | None) -> None:
         if runner.stop.is_set():
             raise KeyboardInterrupt

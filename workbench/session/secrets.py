@@ -21,8 +21,7 @@ def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     env = os.environ if environ is None else environ
     named = {n.strip() for n in env.get("D2K_SECRET_VARS", "").split(",") if n.strip()}
     return {
-        name: value for name, value in env.items()
-        if (SECRET_NAME.search(name) or name in named) and len(value) >= MIN_LENGTH
+        name: value for name, value in env.items() if (SECRET_NAME.search(name) or name in named) and len(value) >= MIN_LENGTH
     }
 
 

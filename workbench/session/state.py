@@ -11,8 +11,17 @@ from typing import Literal
 
 from workbench.harness.report import EvalReport, Status
 from workbench.session.events import (
-    DriverFinished, DriverOutput, Error, EvalFinished, EvalSkipped, EvalStarted, Event, Revision, SessionFinished,
-    SessionStarted, Submission,
+    DriverFinished,
+    DriverOutput,
+    Error,
+    EvalFinished,
+    EvalSkipped,
+    EvalStarted,
+    Event,
+    Revision,
+    SessionFinished,
+    SessionStarted,
+    Submission,
 )
 
 EvalState = Literal["pending", "running", "finished", "skipped"]
@@ -115,18 +124,18 @@ class SessionState:
                 event.rev, event.sha, event.author, list(event.files), event.message, event.ts, event.replay_of
             )
         elif isinstance(event, EvalStarted):
-            if (revision := self.revisions.get(event.rev)) is not None:
-                revision.eval_state = "running"
-                revision.eval_started_ts = event.ts
+            if (started := self.revisions.get(event.rev)) is not None:
+                started.eval_state = "running"
+                started.eval_started_ts = event.ts
         elif isinstance(event, EvalFinished):
-            if (revision := self.revisions.get(event.rev)) is not None:
-                revision.eval_state = "finished"
-                revision.report = event.report
-                revision.eval_finished_ts = event.ts
+            if (finished := self.revisions.get(event.rev)) is not None:
+                finished.eval_state = "finished"
+                finished.report = event.report
+                finished.eval_finished_ts = event.ts
         elif isinstance(event, EvalSkipped):
-            if (revision := self.revisions.get(event.rev)) is not None:
-                revision.eval_state = "skipped"
-                revision.superseded_by = event.superseded_by
+            if (skipped := self.revisions.get(event.rev)) is not None:
+                skipped.eval_state = "skipped"
+                skipped.superseded_by = event.superseded_by
         elif isinstance(event, Submission):
             self.submission = event
         elif isinstance(event, SessionFinished):
@@ -172,7 +181,6 @@ def select_submission(revisions: list[RevisionState]) -> tuple[RevisionState | N
     timed = [r for r in passed if r.geomean_speedup is not None]
     if timed:
         best = max(timed, key=lambda r: (r.geomean_speedup, r.rev))
-        return best, (f"highest geometric-mean speedup ({best.geomean_speedup:.3f}x) "
-                      f"among {len(passed)} passing revision(s)")
+        return best, (f"highest geometric-mean speedup ({best.geomean_speedup:.3f}x) among {len(passed)} passing revision(s)")
     device = passed[-1].report.device if passed[-1].report else "this device"
     return passed[-1], f"the last passing revision ({len(passed)} passed; no timing on {device})"

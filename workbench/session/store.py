@@ -6,22 +6,31 @@
     view.state.ordered()                        # [RevisionState]: status per workload, latency, speedup, ...
     store.workspace(ref).read_text(sha, "solution.py")   # git, for live sessions and shipped bundles alike
 
-To follow a running session, keep `view.state` current: `tail = LogTail(ref.log_path)` positioned after
-what `load` read (`store.tail(ref)` does it), then `for e in tail.poll(): view.state.apply(e)`.
+To follow a running session, keep `view.state` current: `view, tail = store.tail(ref)` gives a LogTail
+positioned after what the view read, then `for e in tail.poll(): view.state.apply(e)`.
+
+    for row in store.summaries(): ...           # SessionSummary per session; row.problem when unreadable
+    store.is_running(ref), store.runner_pid(ref)  # the runner holding the session's lock, if any
+
+Summaries are cached in the store: a session whose log and session.toml did not change is not read again,
+so listing every session every few seconds costs a few `stat` calls per session.
 """
 
 from __future__ import annotations
 
+import builtins
 import fcntl
 import os
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from workbench import paths
 from workbench.errors import SessionError
 from workbench.session.config import CONFIG_NAME, ConfigError, SessionConfig, load_config
-from workbench.session.eventlog import LOCK_NAME, BadLine, LogTail, read_log
+from workbench.session.eventlog import LOCK_NAME, BadLine, LogTail, lock_pid, read_log
+from workbench.session.events import Event
 from workbench.session.layout import SessionRef
 from workbench.session.state import SessionState
 from workbench.session.workspace import Workspace, WorkspaceError
@@ -35,13 +44,15 @@ class SessionNotFound(SessionError):
 
 @dataclass
 class SessionView:
-    """One session as read now: its config, derived state and what the reader had to skip."""
+    """One session as read now: its config, derived state, the events it was derived from (log order)
+    and what the reader had to skip."""
 
     ref: SessionRef
     config: SessionConfig
     state: SessionState
     bad_lines: list[BadLine]
     torn_tail: bool
+    events: list[Event] = field(default_factory=list)
 
 
 FOREIGN = "not written by this session's runner"  # in the message of a line failing the integrity seal
@@ -49,21 +60,51 @@ FOREIGN = "not written by this session's runner"  # in the message of a line fai
 
 @dataclass(frozen=True)
 class SessionSummary:
-    """One row of `session list`."""
+    """One row of `session list` and of the workbench's sessions table.
 
-    id: str
-    task: str
-    guidance: str
-    driver: str
-    device: str
-    created: datetime
-    revisions: int
-    best_rev: int | None
-    best_status: str | None  # None: nothing evaluated yet
-    best_speedup: float | None
-    finished: bool
-    read_only: bool
+    `problem` says why the session's files cannot be read; the other fields are then their defaults
+    (empty strings, None, 0, False).
+    """
+
+    ref: SessionRef
+    task: str = ""
+    guidance: str = ""
+    driver: str = ""
+    device: str = ""
+    created: datetime | None = None
+    revisions: int = 0
+    best_rev: int | None = None
+    best_status: str | None = None  # None: nothing evaluated yet
+    best_speedup: float | None = None
+    finished: bool = False
     foreign_lines: int = 0  # log lines the runner did not write (ignored): the log was tampered with
+    problem: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.ref.id
+
+    @property
+    def read_only(self) -> bool:
+        """A shipped example (never run)."""
+        return self.ref.read_only
+
+
+_FileStamp = tuple[int, int, int]  # the log's size and mtime_ns, session.toml's mtime_ns (-1: missing)
+
+
+def _stamp(ref: SessionRef) -> _FileStamp:
+    """What changes whenever a session's summary may change (the log is append-only)."""
+    try:
+        log = ref.log_path.stat()
+        size, log_mtime = log.st_size, log.st_mtime_ns
+    except FileNotFoundError:
+        size, log_mtime = -1, -1
+    try:
+        config_mtime = ref.config_path.stat().st_mtime_ns
+    except FileNotFoundError:
+        config_mtime = -1
+    return size, log_mtime, config_mtime
 
 
 class SessionStore:
@@ -72,6 +113,8 @@ class SessionStore:
     def __init__(self, root: Path | None = None, examples: Path | None = EXAMPLES_DIR) -> None:
         self.root = paths.sessions_root(root)
         self.examples = examples
+        self._summaries: dict[SessionRef, tuple[_FileStamp, SessionSummary]] = {}
+        self._summaries_lock = threading.Lock()  # the TUI reads summaries from several worker threads
         if self.root.exists() and not self.root.is_dir():
             raise SessionNotFound(f"the sessions root {self.root} is not a folder (set D2K_SESSIONS_DIR or --sessions-dir)")
 
@@ -113,39 +156,67 @@ class SessionStore:
         """Config plus the state derived from the whole log (well under a second for thousands of events)."""
         ref = self.resolve(ref_or_id) if isinstance(ref_or_id, str) else ref_or_id
         contents = read_log(ref.log_path)
-        return SessionView(ref, load_config(ref.dir), SessionState.from_events(contents.events),
-                           contents.bad_lines, contents.torn_tail)
+        return SessionView(
+            ref,
+            load_config(ref.dir),
+            SessionState.from_events(contents.events),
+            contents.bad_lines,
+            contents.torn_tail,
+            contents.events,
+        )
 
     def tail(self, ref: SessionRef) -> tuple[SessionView, LogTail]:
-        """A view plus a LogTail that continues exactly where the view's reading stopped."""
+        """A view plus a LogTail that continues exactly where the view's reading stopped: `tail.poll()`
+        returns only events written after the view was read (a line still being written waits for it)."""
         tail = LogTail(ref.log_path)
         events = tail.poll()
-        view = SessionView(ref, load_config(ref.dir), SessionState.from_events(events), list(tail.bad_lines), False)
+        view = SessionView(ref, load_config(ref.dir), SessionState.from_events(events), list(tail.bad_lines), False, events)
         return view, tail
 
     def summary(self, ref: SessionRef) -> SessionSummary:
-        view = self.load(ref)
+        """The session's row; read again only when its log or session.toml changed since the last call.
+        SessionSummary.problem is set when session.toml cannot be read."""
+        stamp = _stamp(ref)
+        with self._summaries_lock:
+            cached = self._summaries.get(ref)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        row = self._read_summary(ref)
+        with self._summaries_lock:
+            self._summaries[ref] = (stamp, row)
+        return row
+
+    def _read_summary(self, ref: SessionRef) -> SessionSummary:
+        try:
+            view = self.load(ref)
+        except ConfigError as exc:
+            return SessionSummary(ref, problem=str(exc))
         best = view.state.best()
         return SessionSummary(
-            id=ref.id, task=view.config.task, guidance=view.config.guidance, driver=view.config.driver,
-            device=view.config.device, created=view.config.created, revisions=len(view.state.revisions),
-            best_rev=best.rev if best else None, best_status=best.status if best else None,
-            best_speedup=best.geomean_speedup if best else None, finished=view.state.finished is not None,
-            read_only=ref.read_only, foreign_lines=sum(1 for b in view.bad_lines if FOREIGN in b.message),
+            ref=ref,
+            task=view.config.task,
+            guidance=view.config.guidance,
+            driver=view.config.driver,
+            device=view.config.device,
+            created=view.config.created,
+            revisions=len(view.state.revisions),
+            best_rev=best.rev if best else None,
+            best_status=best.status if best else None,
+            best_speedup=best.geomean_speedup if best else None,
+            finished=view.state.finished is not None,
+            foreign_lines=sum(1 for b in view.bad_lines if FOREIGN in b.message),
         )
 
-    def summaries(self) -> list[SessionSummary | tuple[SessionRef, str]]:
-        """A summary per session, or (ref, problem) for one whose files cannot be read."""
-        rows: list[SessionSummary | tuple[SessionRef, str]] = []
-        for ref in self.list():
-            try:
-                rows.append(self.summary(ref))
-            except ConfigError as exc:
-                rows.append((ref, str(exc)))
+    def summaries(self) -> builtins.list[SessionSummary]:  # `list` here is the method above
+        """A summary per session, in `list()` order; one whose files cannot be read has its `problem` set."""
+        refs = self.list()
+        rows = [self.summary(ref) for ref in refs]
+        with self._summaries_lock:  # forget sessions that are gone
+            for gone in set(self._summaries) - set(refs):
+                del self._summaries[gone]
         return rows
 
-    def is_running(self, ref: SessionRef) -> bool:
-        """True while a runner holds the session's lock (checked without taking it for long)."""
+    def _lock_held(self, ref: SessionRef) -> bool:
         lock = ref.dir / LOCK_NAME
         if ref.read_only or not lock.is_file():
             return False
@@ -157,6 +228,20 @@ class SessionStore:
         finally:
             os.close(fd)  # closing releases a lock taken here
         return False
+
+    def is_running(self, ref: SessionRef) -> bool:
+        """True while a runner holds the session's lock (checked without taking it for long)."""
+        return self._lock_held(ref)
+
+    def runner_pid(self, ref: SessionRef) -> int | None:
+        """The process id of the runner running the session now, or None when none runs it.
+        SessionError when a runner holds the lock but its lock file does not name it."""
+        if not self._lock_held(ref):
+            return None
+        pid = lock_pid(ref.dir / LOCK_NAME)
+        if pid is None:
+            raise SessionError(f"cannot tell the runner's pid from {ref.dir / LOCK_NAME}")
+        return pid
 
     def workspace(self, ref: SessionRef) -> Workspace:
         """The session's git history: its workspace, or for a shipped example a cached clone of its bundle."""

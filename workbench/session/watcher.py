@@ -28,8 +28,9 @@ class Watcher:
     report (or one made before the watch began) is still picked up by the caller's check.
     """
 
-    def __init__(self, root: Path, on_burst: Callable[[set[str]], None], quiet_ms: int = 500,
-                 max_wait_ms: int = 5000, poll_s: float = 2.0) -> None:
+    def __init__(
+        self, root: Path, on_burst: Callable[[set[str]], None], quiet_ms: int = 500, max_wait_ms: int = 5000, poll_s: float = 2.0
+    ) -> None:
         self.root = root
         self._on_burst = on_burst
         self._quiet_s = quiet_ms / 1000
@@ -53,8 +54,14 @@ class Watcher:
     def _read(self) -> None:
         """Every change as watchfiles reports it, promptly, in small batches."""
         for changes in watch(
-            self.root, watch_filter=WorkspaceFilter(), debounce=50, step=10, stop_event=self._stop,
-            rust_timeout=200, yield_on_timeout=True, raise_interrupt=False,
+            self.root,
+            watch_filter=WorkspaceFilter(),
+            debounce=50,
+            step=10,
+            stop_event=self._stop,
+            rust_timeout=200,
+            yield_on_timeout=True,
+            raise_interrupt=False,
         ):
             if self._stop.is_set():
                 return

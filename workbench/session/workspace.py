@@ -17,10 +17,31 @@ from workbench.errors import SessionError
 from workbench.session.secrets import find_secret
 
 IGNORED = (
-    "__pycache__/", "*.pyc", ".pytest_cache/", ".mypy_cache/", "*.swp", "*~", ".DS_Store",
+    "__pycache__/",
+    "*.pyc",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    "*.swp",
+    "*~",
+    ".DS_Store",
     # where agents and tools keep credentials and settings: never committed
-    ".env", ".env.*", "*.pem", "*.key", ".netrc", ".npmrc", ".pypirc", ".aws/", ".config/", ".claude/", ".codex/",
-    ".aider*", ".cursor/", ".gemini/", ".continue/", ".openhands/", ".cache/",
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".aws/",
+    ".config/",
+    ".claude/",
+    ".codex/",
+    ".aider*",
+    ".cursor/",
+    ".gemini/",
+    ".continue/",
+    ".openhands/",
+    ".cache/",
 )
 _EMAIL_DOMAIN = "d2k-workbench.invalid"
 _SEP_RECORD, _SEP_FIELD = "\x1e", "\x1f"
@@ -80,8 +101,10 @@ class Workspace:
     def _identity(self, author: str) -> dict[str, str]:
         email = f"{''.join(c if c.isalnum() else '-' for c in author) or 'driver'}@{_EMAIL_DOMAIN}"
         return {
-            "GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": email,
-            "GIT_COMMITTER_NAME": "d2k-workbench", "GIT_COMMITTER_EMAIL": f"session@{_EMAIL_DOMAIN}",
+            "GIT_AUTHOR_NAME": author,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": "d2k-workbench",
+            "GIT_COMMITTER_EMAIL": f"session@{_EMAIL_DOMAIN}",
         }
 
     def commit_all(self, author: str, message: str, secrets: Mapping[str, str] | None = None) -> CommitInfo | None:
@@ -110,10 +133,6 @@ class Workspace:
             return (exc.stderr or str(exc)).strip().splitlines()[-1][:200]
         return None
 
-    def is_dirty(self) -> bool:
-        """True when the working tree differs from HEAD (untracked files that git does not ignore count)."""
-        return bool(self.repo.git.status("--porcelain"))
-
     def head(self) -> str | None:
         try:
             return self.repo.head.commit.hexsha
@@ -125,7 +144,11 @@ class Workspace:
         if self.head() is None:
             return []
         raw = self.repo.git.log(
-            "--first-parent", "--reverse", "--root", "--name-only", "--no-renames",
+            "--first-parent",
+            "--reverse",
+            "--root",
+            "--name-only",
+            "--no-renames",
             f"--format={_SEP_RECORD}%H{_SEP_FIELD}%an{_SEP_FIELD}%at{_SEP_FIELD}%B{_SEP_FIELD}",
         )
         commits = []
@@ -139,8 +162,11 @@ class Workspace:
         commit = self.repo.commit(sha)
         names = self.repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--root", "--no-renames", sha)
         return CommitInfo(
-            commit.hexsha, commit.author.name or "", str(commit.message).strip(),
-            [n for n in names.splitlines() if n.strip()], int(commit.authored_date),
+            commit.hexsha,
+            commit.author.name or "",
+            str(commit.message).strip(),
+            [n for n in names.splitlines() if n.strip()],
+            int(commit.authored_date),
         )
 
     def read_bytes(self, sha: str, path: str) -> bytes | None:
@@ -158,15 +184,10 @@ class Workspace:
     def files_at(self, sha: str) -> dict[str, bytes]:
         """Every file of a commit's tree, path -> content."""
         return {
-            str(item.path): bytes(item.data_stream.read())
+            str(item.path): bytes(item.data_stream.read())  # type: ignore[union-attr]
             for item in self.repo.commit(sha).tree.traverse()
             if item.type == "blob"  # type: ignore[union-attr]
         }
-
-    def diff(self, old: str, new: str, path: str | None = None) -> str:
-        """Unified diff between two commits (optionally of one path)."""
-        args = [old, new] + (["--", path] if path else [])
-        return self.repo.git.diff(*args)
 
     def export_bundle(self, dest: Path) -> Path:
         """Write the whole history to one git bundle file (safe to commit inside another repository)."""

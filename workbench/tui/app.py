@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import traceback
-
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -100,14 +99,17 @@ class WorkbenchApp(App[None]):
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         seen: set[str] = {"quit"}
-        for key, active in screen.active_bindings.items():
+        for _key, active in screen.active_bindings.items():
             binding = active.binding
             if not binding.description or binding.action in seen or not active.enabled:
                 continue
             seen.add(binding.action)
             shown = binding.key_display or self.get_key_display(binding)
-            yield SystemCommand(binding.description, f"key {shown}" + (f" · {binding.id}" if binding.id else ""),
-                                partial(self._run_binding, binding.action, active.node))
+            yield SystemCommand(
+                binding.description,
+                f"key {shown}" + (f" · {binding.id}" if binding.id else ""),
+                partial(self._run_binding, binding.action, active.node),
+            )
 
     async def _run_binding(self, action: str, node: object) -> None:
         await self.run_action(action, node)  # type: ignore[arg-type]

@@ -53,9 +53,14 @@ class CodeSource:
             before = self._text(previous) if previous else None
             diff = ""
             if previous is not None:
-                diff = "".join(difflib.unified_diff(
-                    (before or "").splitlines(keepends=True), (code or "").splitlines(keepends=True),
-                    fromfile=f"a/{self.path} ({previous[:10]})", tofile=f"b/{self.path} ({sha[:10]})"))
+                diff = "".join(
+                    difflib.unified_diff(
+                        (before or "").splitlines(keepends=True),
+                        (code or "").splitlines(keepends=True),
+                        fromfile=f"a/{self.path} ({previous[:10]})",
+                        tofile=f"b/{self.path} ({sha[:10]})",
+                    )
+                )
             code = code if code is not None else ""
             result = Rendered((code, highlight_python(code), diff, highlight_diff(diff)))
             self._results[key] = result

@@ -8,11 +8,10 @@ from rich.text import Text
 from textual.message import Message
 
 from workbench.catalog import Guidance, Task
-from workbench.session.config import SessionConfig
 from workbench.session.eventlog import LogTail
 from workbench.session.events import Event
 from workbench.session.layout import SessionRef
-from workbench.session.store import SessionSummary
+from workbench.session.store import SessionSummary, SessionView
 from workbench.session.workspace import Workspace
 
 
@@ -32,20 +31,18 @@ class TasksLoaded(Message):
 
 
 class SessionsLoaded(Message):
-    def __init__(self, rows: list[SessionSummary | tuple[SessionRef, str]], running: set[str]) -> None:
+    def __init__(self, rows: list[SessionSummary], running: set[str]) -> None:
         super().__init__()
         self.rows = rows
         self.running = running
 
 
 class SessionLoaded(Message):
-    """A session's config, every event so far and a tail positioned after them."""
+    """A session as read now (config, every event so far, their state) and a tail positioned after them."""
 
-    def __init__(self, config: SessionConfig, events: list[Event], tail: LogTail, running: bool,
-                 workspace: Workspace | None, problem: str = "") -> None:
+    def __init__(self, view: SessionView, tail: LogTail, running: bool, workspace: Workspace | None, problem: str = "") -> None:
         super().__init__()
-        self.config = config
-        self.events = events
+        self.view = view
         self.tail = tail
         self.running = running
         self.workspace = workspace
@@ -64,11 +61,10 @@ class EventsArrived(Message):
 class CodeLoaded(Message):
     """The solution of one revision and its unified diff to the previous revision."""
 
-    def __init__(self, rev: int, rendered: tuple[str, list[Text], str, list[Text]], elapsed_s: float) -> None:
+    def __init__(self, rev: int, rendered: tuple[str, list[Text], str, list[Text]]) -> None:
         super().__init__()
         self.rev = rev
         self.rendered = rendered  # code, its highlighted lines, diff, its highlighted lines
-        self.elapsed_s = elapsed_s
 
 
 class SessionLaunched(Message):

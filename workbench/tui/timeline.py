@@ -44,7 +44,7 @@ class Timeline:
         if target < self.position:
             self.state = SessionState()
             self.position = 0
-        for event in self.events[self.position:target]:
+        for event in self.events[self.position : target]:
             self.state.apply(event)
         self.position = target
         return True

@@ -2,29 +2,36 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from rich.text import Text
 
 from workbench.session.events import (
-    DriverFinished, DriverOutput, Error, EvalFinished, EvalSkipped, Event, JudgeVerdict, ModelCall, Review,
-    Submission, ToolCall, ToolResult,
+    DriverFinished,
+    DriverOutput,
+    Error,
+    EvalFinished,
+    EvalSkipped,
+    Event,
+    JudgeVerdict,
+    ModelCall,
+    Review,
+    Submission,
+    ToolCall,
+    ToolResult,
 )
-from workbench.session.format import describe
+from workbench.session.format import describe, status_style
 
 _MAX = 400  # characters of one line; the rest is cut with an ellipsis
 
 STYLES = {
-    "passed": "green", "error": "bold red", "skipped": "dim", "driver": "cyan", "model": "magenta",
-    "tool": "blue", "submission": "bold green", "session": "bold",
+    "passed": "green",
+    "error": "bold red",
+    "skipped": "dim",
+    "driver": "cyan",
+    "model": "magenta",
+    "tool": "blue",
+    "submission": "bold green",
+    "session": "bold",
 }
-
-
-def status_style(status: str | None) -> str:
-    """Colour of an evaluation status."""
-    if status is None:
-        return "dim"
-    return "green" if status == "passed" else "red"
 
 
 def _one_line(text: str) -> str:
@@ -40,8 +47,10 @@ def event_text(event: Event, start_ts: float | None = None) -> str:
     if isinstance(event, ModelCall):
         cost = f" ${event.cost_usd:.4f}" if event.cost_usd is not None else ""
         tokens = event.usage.uncached_input + event.usage.cache_read + event.usage.cache_write
-        return (f"turn {event.turn} {event.model}: {tokens} in / {event.usage.output} out{cost} "
-                f"{event.latency_s:.1f} s {event.stop_reason}" + (f": {_one_line(event.text)}" if event.text else ""))
+        return (
+            f"turn {event.turn} {event.model}: {tokens} in / {event.usage.output} out{cost} "
+            f"{event.latency_s:.1f} s {event.stop_reason}" + (f": {_one_line(event.text)}" if event.text else "")
+        )
     if isinstance(event, ToolCall):
         args = ", ".join(f"{k}={str(v)[:40]!s}" for k, v in event.arguments.items())
         return f"turn {event.turn} tool {event.name}({_one_line(args)})"
@@ -81,10 +90,3 @@ def event_line(event: Event, start_ts: float | None) -> Text:
     line.append(f"+{hours}:{minutes:02d}:{seconds:02d} ", style="dim")
     line.append(event_text(event), style=event_style(event))
     return line
-
-
-def when(ts: float | None) -> str:
-    """A UTC timestamp for headers ("-" when unknown)."""
-    if ts is None:
-        return "-"
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -37,8 +37,12 @@ class HelpScreen(ModalScreen[None]):
         self.under = under
 
     def keys_table(self) -> Table:
-        table = Table(title=f"Keys here ({type(self.under).__name__.removesuffix('Screen').lower()})",
-                      title_justify="left", expand=True, show_edge=False)
+        table = Table(
+            title=f"Keys here ({type(self.under).__name__.removesuffix('Screen').lower()})",
+            title_justify="left",
+            expand=True,
+            show_edge=False,
+        )
         table.add_column("key", style="bold", no_wrap=True)
         table.add_column("does")
         table.add_column("id", style="dim")
@@ -48,8 +52,7 @@ class HelpScreen(ModalScreen[None]):
             if not binding.description or (key, binding.action) in seen:
                 continue
             seen.add((key, binding.action))
-            table.add_row(binding.key_display or self.app.get_key_display(binding), binding.description,
-                          binding.id or "")
+            table.add_row(binding.key_display or self.app.get_key_display(binding), binding.description, binding.id or "")
         table.add_row("tab / shift+tab", "move between panes", "")
         table.add_row("escape", "back / close", "")
         return table
@@ -59,10 +62,15 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text(ABOUT), id="help-about")
             context = getattr(self.app, "context", None)
             if context is not None:
-                yield Static(Text(f"tasks {context.tasks_dir}\nguidance {context.guidance_dir}\n"
-                                  f"sessions {context.sessions_dir}", style="dim"), id="help-roots")
+                yield Static(
+                    Text(
+                        f"tasks {context.tasks_dir}\nguidance {context.guidance_dir}\nsessions {context.sessions_dir}",
+                        style="dim",
+                    ),
+                    id="help-roots",
+                )
             yield Static(self.keys_table(), id="help-keys")
             yield Static(Text("escape or ? closes this help", style="dim"), id="help-close")
 
-    async def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+    async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

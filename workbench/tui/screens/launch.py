@@ -12,8 +12,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
-from workbench.errors import UsageError, WorkbenchError
 from workbench.catalog import CONFIGS, GuidanceConfig
+from workbench.errors import UsageError, WorkbenchError
 from workbench.session.create import create_session
 from workbench.session.layout import SessionRef
 from workbench.tui.context import WorkbenchContext, gpu_devices
@@ -37,12 +37,26 @@ def launch(context: WorkbenchContext, request: LaunchRequest) -> tuple[SessionRe
     """Create the session and start `d2k-workbench session run ID` detached (it outlives the app).
 
     Returns the session, the runner's pid and the path of its log file. WorkbenchError for a bad request."""
-    ref = create_session(context.store, context.catalog, request.task, guidance=request.guidance,
-                         driver=request.driver, command=request.command, device=request.device)
+    ref = create_session(
+        context.store,
+        context.catalog,
+        request.task,
+        guidance=request.guidance,
+        driver=request.driver,
+        command=request.command,
+        device=request.device,
+    )
     log_path = ref.dir / RUNNER_LOG
     with open(log_path, "ab") as log, open(os.devnull, "rb") as stdin:
-        process = subprocess.Popen(context.runner_command(ref.id), cwd=ref.dir, stdin=stdin, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+        process = subprocess.Popen(
+            context.runner_command(ref.id),
+            cwd=ref.dir,
+            stdin=stdin,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
     return ref, process.pid, str(log_path)
 
 
@@ -67,14 +81,12 @@ class LaunchScreen(WorkbenchModal):
         with Vertical(id="launch-dialog"):
             yield Static("New session", id="launch-title")
             yield Label("Task")
-            yield Select([(t, t) for t in tasks], value=initial_task, allow_blank=False if tasks else True,
-                         id="launch-task")
+            yield Select([(t, t) for t in tasks], value=initial_task, allow_blank=not tasks, id="launch-task")
             yield Label("Guidance")
             yield Select([(c, c) for c in CONFIGS], value="none", allow_blank=False, id="launch-guidance")
             yield Label("Driver")
             yield Select([(d, d) for d in LAUNCH_DRIVERS], value="human", allow_blank=False, id="launch-driver")
-            yield Input(placeholder="command driver: shell command run in the workspace", id="launch-command",
-                        disabled=True)
+            yield Input(placeholder="command driver: shell command run in the workspace", id="launch-command", disabled=True)
             yield Label("Device" + ("" if len(devices) > 1 else " (no GPU found: cpu, Triton interpreter)"))
             yield Select([(d, d) for d in devices], value="cpu", allow_blank=False, id="launch-device")
             yield Static(id="launch-error")
@@ -110,9 +122,13 @@ class LaunchScreen(WorkbenchModal):
             raise UsageError("choose a task")
         driver = str(self.query_one("#launch-driver", Select).value)
         command = self.query_one("#launch-command", Input).value.strip() or None
-        return LaunchRequest(task, self.query_one("#launch-guidance", Select).value,  # type: ignore[arg-type]
-                             driver, command if driver == "command" else None,
-                             str(self.query_one("#launch-device", Select).value))
+        return LaunchRequest(
+            task,
+            self.query_one("#launch-guidance", Select).value,  # type: ignore[arg-type]
+            driver,
+            command if driver == "command" else None,
+            str(self.query_one("#launch-device", Select).value),
+        )
 
     def action_start(self) -> None:
         if self.launching:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
 from rich.text import Text
 from textual import on, work
@@ -20,7 +19,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from workbench.session.config import SessionConfig
-from workbench.session.eventlog import LOCK_NAME, LogTail
+from workbench.session.eventlog import LogTail
+from workbench.session.format import submission_line
 from workbench.session.layout import SessionRef
 from workbench.session.workspace import WorkspaceError
 from workbench.tui.code_source import CodeSource
@@ -70,9 +70,6 @@ class SessionViewScreen(WorkbenchScreen):
         self.shown_rev: int | None = None  # the revision whose code is on screen
         self._play_timer: Timer | None = None
         self._polling = False
-        self._opened_at = time.perf_counter()
-        self.open_s: float | None = None  # seconds from construction to the first full paint (bench tui)
-        self.code_painted_at: float | None = None  # perf_counter() after the latest code was painted
 
     # ---- layout ------------------------------------------------------------------------------------
 
@@ -103,34 +100,30 @@ class SessionViewScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="load", name="opening the session", exit_on_error=False)
     def load_session(self) -> None:
         store = self.context.store
-        config = store.config(self.ref)
-        tail = LogTail(self.ref.log_path)
-        events = tail.poll()
+        view, tail = store.tail(self.ref)
         running = store.is_running(self.ref)
         problem, workspace = "", None
         try:
             workspace = store.workspace(self.ref)
         except WorkspaceError as exc:
             problem = str(exc)
-        self.post_message(SessionLoaded(config, events, tail, running, workspace, problem))
+        self.post_message(SessionLoaded(view, tail, running, workspace, problem))
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
-        self.config, self.tail, self.running = message.config, message.tail, message.running
+        view = message.view
+        self.config, self.tail, self.running = view.config, message.tail, message.running
         if message.workspace is not None:
-            self.code = CodeSource(message.workspace, message.config.solution)
+            self.code = CodeSource(message.workspace, view.config.solution)
         if message.problem:
             self.notify(message.problem, severity="warning")
-        self.timeline = Timeline()
-        self.timeline.extend(message.events)
-        start = message.events[0].ts if message.events else None
-        self.query_one("#events", EventLog).set_lines([event_line(e, start) for e in message.events], 0)
+        # at the end of every event read: the view's state is exactly that of applying them one at a time
+        self.timeline = Timeline(list(view.events), len(view.events), view.state)
+        start = view.events[0].ts if view.events else None
+        self.query_one("#events", EventLog).set_lines([event_line(e, start) for e in view.events], 0)
         self.following = True
-        self.timeline.to_end()
         self.refresh_view(select_latest=True)
         if not self.ref.read_only:
             self.set_interval(POLL_S, self._poll)
-        if self.code is None or not self.timeline.state.revisions:
-            self.call_after_refresh(self._painted)
 
     def _poll(self) -> None:
         if not self._polling and self.tail is not None:
@@ -198,19 +191,20 @@ class SessionViewScreen(WorkbenchScreen):
         if self.ref.read_only:
             text.append("  (shipped example, read-only)", style="dim")
         if config is not None:
-            text.append(f"\ntask {config.task} · guidance {config.guidance} · driver {config.driver} · "
-                        f"device {config.device} · created {config.created:%Y-%m-%d %H:%M} UTC")
+            text.append(
+                f"\ntask {config.task} · guidance {config.guidance} · driver {config.driver} · "
+                f"device {config.device} · created {config.created:%Y-%m-%d %H:%M} UTC"
+            )
             if config.command:
                 text.append(f"\ncommand: {config.command}", style="dim")
-        if state.submission is not None:
-            sub = state.submission
-            text.append(f"\nsubmission: {'rev ' + str(sub.rev) if sub.rev is not None else 'none'} ({sub.reason})",
-                        style="green" if sub.rev is not None else "red")
+        submission = submission_line(state)
+        if submission is not None:
+            text.append(f"\n{submission}", style="green" if state.submission and state.submission.rev is not None else "red")
         self.query_one("#session-header", Static).update(text)
 
     def update_bar(self) -> None:
         timeline = self.timeline
-        mode = "LIVE" if self.running else ("replay" if self.ref.read_only or not self.running else "")
+        mode = "LIVE" if self.running else "replay"
         if not self.running and self.timeline.state.finished is None and not self.ref.read_only:
             mode = "stopped"
         bar = Text()
@@ -254,14 +248,11 @@ class SessionViewScreen(WorkbenchScreen):
         self.load_code(rev, shas if cached is None else None, neighbours)
 
     @work(thread=True, group="code", name="reading the revision from git", exit_on_error=False)
-    def load_code(self, rev: int, shas: tuple[str, str | None] | None,
-                  neighbours: list[tuple[str, str | None]]) -> None:
+    def load_code(self, rev: int, shas: tuple[str, str | None] | None, neighbours: list[tuple[str, str | None]]) -> None:
         """Read and highlight one revision (when not cached), then the ones next to it, so moving is instant."""
         assert self.code is not None
         if shas is not None:
-            started = time.perf_counter()
-            rendered = self.code.code_and_diff(*shas)
-            self.post_message(CodeLoaded(rev, rendered, time.perf_counter() - started))
+            self.post_message(CodeLoaded(rev, self.code.code_and_diff(*shas)))
         for neighbour in neighbours:
             self.code.code_and_diff(*neighbour)
 
@@ -273,16 +264,14 @@ class SessionViewScreen(WorkbenchScreen):
         code, code_lines, diff, diff_lines = rendered
         first = rev == min(self.timeline.state.revisions, default=rev)
         self.query_one("#code", CodeView).show(
-            code, code_lines, f"revision {rev} has no {self.config.solution if self.config else 'file'}")
-        self.query_one("#diff", CodeView).show(diff, diff_lines, "first revision: nothing to compare with" if first
-                                               else f"revision {rev} does not change the solution")
+            code, code_lines, f"revision {rev} has no {self.config.solution if self.config else 'file'}"
+        )
+        self.query_one("#diff", CodeView).show(
+            diff,
+            diff_lines,
+            "first revision: nothing to compare with" if first else f"revision {rev} does not change the solution",
+        )
         self.shown_rev = rev
-        self.call_after_refresh(self._painted)
-
-    def _painted(self) -> None:
-        self.code_painted_at = time.perf_counter()
-        if self.open_s is None:
-            self.open_s = self.code_painted_at - self._opened_at
 
     # ---- replay controls ---------------------------------------------------------------------------
 
@@ -358,11 +347,12 @@ class SessionViewScreen(WorkbenchScreen):
 
     @work(thread=True, group="process", name="stopping the runner", exit_on_error=False)
     def stop_runner(self) -> None:
-        text = (self.ref.dir / LOCK_NAME).read_text(encoding="utf-8").split()
-        if len(text) != 2 or text[0] != "pid" or not text[1].isdigit():
-            raise RuntimeError(f"cannot tell the runner's pid from {self.ref.dir / LOCK_NAME}")
-        os.kill(int(text[1]), signal.SIGTERM)
-        self.app.call_from_thread(self.notify, f"asked the runner (pid {text[1]}) to stop; it finishes queued evaluations")
+        pid = self.context.store.runner_pid(self.ref)
+        if pid is None:
+            self.app.call_from_thread(self.notify, "this session is not being run any more", severity="warning")
+            return
+        os.kill(pid, signal.SIGTERM)
+        self.app.call_from_thread(self.notify, f"asked the runner (pid {pid}) to stop; it finishes queued evaluations")
 
 
 __all__ = ["SessionViewScreen"]

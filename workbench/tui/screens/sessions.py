@@ -8,14 +8,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from workbench.session.format import format_speedup, status_style
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionSummary
 from workbench.tui.messages import SessionsLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
-from workbench.tui.transcript import status_style
 
 REFRESH_S = 2.0
-COLUMNS = ("session", "task", "guidance", "driver", "revs", "status", "best", "speedup", "cost", "started")
+COLUMNS = ("session", "task", "guidance", "driver", "revs", "status", "best", "speedup", "started")
 
 
 def session_status(row: SessionSummary, running: bool) -> Text:
@@ -26,17 +26,22 @@ def session_status(row: SessionSummary, running: bool) -> Text:
     return Text("finished", style="green") if row.finished else Text("stopped", style="dim")
 
 
-def row_cells(row: SessionSummary | tuple[SessionRef, str], running: bool) -> list[Text]:
-    if isinstance(row, tuple):
-        return [Text(row[0].id), Text(row[1], style="red"), *(Text("") for _ in COLUMNS[2:])]
+def row_cells(row: SessionSummary, running: bool) -> list[Text]:
+    """The cells of one session's row, in COLUMNS order (the problem in red when it cannot be read)."""
+    if row.problem is not None or row.created is None:
+        return [Text(row.id), Text(row.problem or "unreadable", style="red"), *(Text("") for _ in COLUMNS[2:])]
     best = Text(f"{row.best_status} (r{row.best_rev})" if row.best_status else "-", style=status_style(row.best_status))
     if row.foreign_lines:  # the log holds lines its runner did not write: they are ignored, say so
         best.append(f" log tampered ({row.foreign_lines})", style="bold red")
     return [
-        Text(row.id), Text(row.task), Text(row.guidance), Text(row.driver), Text(str(row.revisions)),
-        session_status(row, running), best,
-        Text("-" if row.best_speedup is None else f"{row.best_speedup:.2f}x"),
-        Text(""),  # cost: known once sessions record model calls
+        Text(row.id),
+        Text(row.task),
+        Text(row.guidance),
+        Text(row.driver),
+        Text(str(row.revisions)),
+        session_status(row, running),
+        best,
+        Text(format_speedup(row.best_speedup)),
         Text(f"{row.created:%Y-%m-%d %H:%M}"),
     ]
 
@@ -55,7 +60,7 @@ class SessionsScreen(WorkbenchScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[tuple[SessionSummary | tuple[SessionRef, str], bool]] = []
+        self.rows: list[tuple[SessionSummary, bool]] = []
         self.refs: dict[str, SessionRef] = {}
         self.filter_text = ""
 
@@ -86,20 +91,18 @@ class SessionsScreen(WorkbenchScreen):
     @work(thread=True, group="sessions", name="reading sessions", exit_on_error=False)
     def load_sessions(self) -> None:
         store = self.context.store
-        rows = store.summaries()
-        running = {r.id for r in rows if not isinstance(r, tuple) and not r.read_only and store.is_running(
-            SessionRef(r.id, store.root / r.id))}
+        rows = store.summaries()  # cached by the store: only sessions whose files changed are read again
+        running = {r.id for r in rows if store.is_running(r.ref)}
         self.post_message(SessionsLoaded(rows, running))
 
     def on_sessions_loaded(self, message: SessionsLoaded) -> None:
-        own = [r for r in message.rows if isinstance(r, tuple) or not r.read_only]
-        examples = [r for r in message.rows if not isinstance(r, tuple) and r.read_only]
-        ordered = list(reversed(own)) + examples
-        rows = [(r, (r[0].id if isinstance(r, tuple) else r.id) in message.running) for r in ordered]
+        own = [r for r in message.rows if not r.read_only]
+        examples = [r for r in message.rows if r.read_only]
+        rows = [(r, r.id in message.running) for r in list(reversed(own)) + examples]
         if rows == self.rows and not self.query_one("#session-table", DataTable).loading:
             return  # nothing changed: keep the cursor and scroll as they are
         self.rows = rows
-        self.refs = {ref.id: ref for ref in self.context.store.list()}
+        self.refs = {row.ref.id: row.ref for row, _ in rows}
         self.render_rows()
 
     def render_rows(self) -> None:

@@ -13,38 +13,24 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from workbench.catalog import CONFIGS, Guidance, GuidanceConfig, Task, render
 from workbench.catalog.guidance import LEVEL_NAMES, levels_of
-from workbench.catalog.task import ScalarArg
+from workbench.describe import signature_table
+from workbench.session.format import format_speedup
+from workbench.session.store import SessionSummary
 from workbench.tui.messages import TaskRow, TasksLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
 
 
-def best_results(context_store_summaries: list[object]) -> dict[str, str]:
-    """Per task, the best passing result any session recorded ("1.23x" when timed, else "passed")."""
+def best_results(summaries: list[SessionSummary]) -> dict[str, str]:
+    """Per task, the best passing result any session recorded ("1.23x" when timed, else "passed (untimed)")."""
     best: dict[str, tuple[float, str]] = {}
-    for row in context_store_summaries:
-        if isinstance(row, tuple) or getattr(row, "best_status", None) != "passed":
+    for row in summaries:
+        if row.best_status != "passed":
             continue
-        speedup = row.best_speedup  # type: ignore[attr-defined]
-        score, label = (speedup, f"{speedup:.2f}x") if speedup else (0.0, "passed (untimed)")
-        if row.task not in best or score > best[row.task][0]:  # type: ignore[attr-defined]
-            best[row.task] = (score, label)  # type: ignore[attr-defined]
+        speedup = row.best_speedup
+        score, label = (speedup, format_speedup(speedup)) if speedup else (0.0, "passed (untimed)")
+        if row.task not in best or score > best[row.task][0]:
+            best[row.task] = (score, label)
     return {task: label for task, (_, label) in best.items()}
-
-
-def signature_table(task: Task) -> Table:
-    table = Table(title="run(...) signature", title_justify="left", expand=True)
-    for column in ("", "name", "dtype", "shape", "notes"):
-        table.add_column(column, overflow="fold")
-    for arg in task.spec.signature.inputs:
-        if isinstance(arg, ScalarArg):
-            table.add_row("in", arg.name, arg.dtype, "scalar", f"must be {arg.value}" if arg.value is not None else "")
-        else:
-            table.add_row("in", arg.name, arg.dtype, "[" + ", ".join(map(str, arg.shape)) + "]",
-                          ("state, in place; " if arg.state else "") + arg.layout)
-    for out in task.spec.signature.outputs:
-        table.add_row("out", out.name, out.dtype, "[" + ", ".join(map(str, out.shape)) + "]",
-                      "returned" if out.mode == "return" else "preallocated")
-    return table
 
 
 def workloads_table(task: Task) -> Table:
@@ -73,8 +59,9 @@ def dependencies_text(guidance: Guidance | None, config: GuidanceConfig) -> Text
         text.append(f"  {item.title}\n", style=style)
         text.append(f"    builds on: {', '.join(item.depends_on) or '-'}\n", style=style or "cyan")
         text.append(f"    used by:   {', '.join(used_by.get(item.id, [])) or '-'}\n", style=style or "green")
-    text.append(f"\nIncluded in {config}: " + (", ".join(LEVEL_NAMES[lv] for lv in levels_of(config)) or "nothing"),
-                style="italic")
+    text.append(
+        f"\nIncluded in {config}: " + (", ".join(LEVEL_NAMES[lv] for lv in levels_of(config)) or "nothing"), style="italic"
+    )
     return text
 
 
@@ -104,20 +91,18 @@ class TasksScreen(WorkbenchScreen):
             yield Static("Tasks", classes="pane-title")
             yield DataTable(id="task-table", cursor_type="row", zebra_stripes=True)
         with TabbedContent(id="task-detail", initial="overview"):
-            with TabPane("Overview", id="overview"):
-                with VerticalScroll(id="overview-scroll"):
-                    yield Static(id="task-header")
-                    yield Static(id="task-description")
-                    yield Static(id="task-signature")
-                    yield Static(id="task-workloads")
-                    yield Static(id="task-requirements")
+            with TabPane("Overview", id="overview"), VerticalScroll(id="overview-scroll"):
+                yield Static(id="task-header")
+                yield Static(id="task-description")
+                yield Static(id="task-signature")
+                yield Static(id="task-workloads")
+                yield Static(id="task-requirements")
             with TabPane("Guidance", id="guidance"):
                 yield Static(id="guidance-configs")
                 with VerticalScroll(id="guidance-scroll"):
                     yield Static(id="guidance-text")
-            with TabPane("Dependencies", id="dependencies"):
-                with VerticalScroll(id="dependencies-scroll"):
-                    yield Static(id="guidance-deps")
+            with TabPane("Dependencies", id="dependencies"), VerticalScroll(id="dependencies-scroll"):
+                yield Static(id="guidance-deps")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -133,7 +118,7 @@ class TasksScreen(WorkbenchScreen):
         catalog = self.context.catalog
         rows = [TaskRow(task, catalog.guidance(task.id), "") for task in catalog.tasks()]
         self.post_message(TasksLoaded(rows))  # shown at once; the best results (every session's log) follow
-        best = best_results(self.context.store.summaries())  # type: ignore[arg-type]
+        best = best_results(self.context.store.summaries())
         if best:
             self.post_message(TasksLoaded([TaskRow(r.task, r.guidance, best.get(r.task.id, "")) for r in rows]))
 
@@ -143,16 +128,22 @@ class TasksScreen(WorkbenchScreen):
         if self.rows:  # the second pass: only the best results change
             for row in message.rows:
                 if row.task.id in self.rows:
-                    table.update_cell(row.task.id, "best", Text(row.best or "-", style="green" if row.best else "dim"),
-                                      update_width=True)  # the same width whether or not the first pass was drawn
+                    table.update_cell(
+                        row.task.id, "best", Text(row.best or "-", style="green" if row.best else "dim"), update_width=True
+                    )  # the same width whether or not the first pass was drawn
             self.rows = {row.task.id: row for row in message.rows}
             return
         table.clear()
         self.rows = {row.task.id: row for row in message.rows}
         for row in message.rows:
             spec = row.task.spec
-            table.add_row(spec.id, spec.category, f"{len(spec.workloads)}+{len(spec.smoke_workloads)}",
-                          Text(row.best or "-", style="green" if row.best else "dim"), key=spec.id)
+            table.add_row(
+                spec.id,
+                spec.category,
+                f"{len(spec.workloads)}+{len(spec.smoke_workloads)}",
+                Text(row.best or "-", style="green" if row.best else "dim"),
+                key=spec.id,
+            )
         if message.rows:
             self.show_task(message.rows[0].task.id)
 
@@ -170,22 +161,27 @@ class TasksScreen(WorkbenchScreen):
             self.show_task(event.row_key.value)
 
     @on(DataTable.RowSelected, "#task-table")
-    def _selected(self, event: DataTable.RowSelected) -> None:
-        self.action_launch_selected()
+    async def _selected(self, event: DataTable.RowSelected) -> None:
+        await self.action_launch_selected()
 
     def show_task(self, task_id: str) -> None:
         row = self.rows.get(task_id)
         if row is None:
             return
         task, spec = row.task, row.task.spec
-        self.query_one("#task-header", Static).update(Text.assemble(
-            (spec.title, "bold"), f"\n{spec.id} · category {spec.category} · timing {spec.timing.mode}"
-            f" · constraints {', '.join(spec.signature.constraints) or 'none'}"))
+        self.query_one("#task-header", Static).update(
+            Text.assemble(
+                (spec.title, "bold"),
+                f"\n{spec.id} · category {spec.category} · timing {spec.timing.mode}"
+                f" · constraints {', '.join(spec.signature.constraints) or 'none'}",
+            )
+        )
         self.query_one("#task-description", Static).update(Markdown(task.description_text()))
-        self.query_one("#task-signature", Static).update(signature_table(task))
+        self.query_one("#task-signature", Static).update(signature_table(task, expand=True))
         self.query_one("#task-workloads", Static).update(workloads_table(task))
         self.query_one("#task-requirements", Static).update(
-            Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in spec.requirements)))
+            Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in spec.requirements))
+        )
         self.show_guidance()
 
     def show_guidance(self) -> None:
@@ -198,8 +194,11 @@ class TasksScreen(WorkbenchScreen):
             bar.append(" ")
         bar.append("  (l: next)", style="dim")
         self.query_one("#guidance-configs", Static).update(bar)
-        shown = Text(self.guidance_text) if self.guidance_text else Text(
-            "none: the agent receives no guidance" if guidance else "this task ships no guidance", style="dim")
+        shown = (
+            Text(self.guidance_text)
+            if self.guidance_text
+            else Text("none: the agent receives no guidance" if guidance else "this task ships no guidance", style="dim")
+        )
         self.query_one("#guidance-text", Static).update(shown)
         self.query_one("#guidance-deps", Static).update(dependencies_text(guidance, self.config))
 

@@ -7,8 +7,8 @@ import math
 from rich.text import Text
 from textual.geometry import Size
 
+from workbench.session.format import status_style
 from workbench.session.state import RevisionState
-from workbench.tui.transcript import status_style
 from workbench.tui.widgets.lines_view import LinesView
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -30,8 +30,7 @@ def bar(fraction: float, width: int) -> str:
     return ("█" * full + part.strip()).ljust(width)
 
 
-def chart_line(revision: RevisionState, value: float | None, top: float, submitted: int | None,
-               selected: int | None) -> Text:
+def chart_line(revision: RevisionState, value: float | None, top: float, submitted: int | None, selected: int | None) -> Text:
     marker = "★" if revision.rev == submitted else ("›" if revision.rev == selected else " ")
     line = Text(f"{marker}r{revision.rev:<4}", style="bold reverse" if revision.rev == selected else "")
     style = status_style(revision.status)
@@ -58,9 +57,13 @@ class LatencyChart(LinesView):
         rows = [(r, revision_latency(r)) for r in revisions if r.eval_state == "finished"]
         self._rows, self._submitted, self._selected = rows, submitted, selected
         self._top = max((v for _, v in rows if v is not None), default=0.0)
-        title = ("no evaluated revision yet" if not rows else
-                 "latency (ms, geomean over workloads; ★ submission, › selected)" if self._top
-                 else "latency: untimed on this device (status only)")
+        title = (
+            "no evaluated revision yet"
+            if not rows
+            else "latency (ms, geomean over workloads; ★ submission, › selected)"
+            if self._top
+            else "latency: untimed on this device (status only)"
+        )
         self._lines = [Text(title, style="bold" if rows else "dim")]
         self._strips.clear()
         self._count = len(rows) + 1

@@ -13,15 +13,26 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
+from workbench.harness.report import Status
+from workbench.session.format import format_speedup, status_style
 from workbench.session.state import RevisionState, SessionState, WorkloadState
-from workbench.tui.transcript import status_style
 from workbench.tui.widgets.lines_view import LinesView
 
 SUBMITTED = "★"
-SHORT_STATUS = {
-    "passed": "pass", "compile_error": "compile", "runtime_error": "runtime", "timeout": "timeout",
-    "crashed": "crashed", "policy_violation": "policy", "incorrect_shape": "shape", "incorrect_dtype": "dtype",
-    "incorrect_numerical": "numerical", "state_mismatch": "state", "input_mutated": "mutated",
+SHORT_STATUS: dict[Status, str] = {  # every status of harness.report.STATUSES, as a workload cell shows it
+    "passed": "pass",
+    "compile_error": "compile",
+    "runtime_error": "runtime",
+    "timeout": "timeout",
+    "crashed": "crashed",
+    "policy_violation": "policy",
+    "incorrect_shape": "shape",
+    "incorrect_dtype": "dtype",
+    "incorrect_numerical": "numerical",
+    "state_mismatch": "state",
+    "input_mutated": "mutated",
+    "task_error": "task error",
+    "harness_error": "harness",
 }
 
 
@@ -116,12 +127,18 @@ class RevisionTable(LinesView):
             Text(revision.author),
             evaluation_cell(revision),
             *(workload_cell(by_name.get(name)) for name in self._workloads),
-            Text("-" if speedup is None else f"{speedup:.2f}x", style="bold" if speedup else "dim"),
+            Text(format_speedup(speedup), style="bold" if speedup else "dim"),
         ]
 
     def _columns(self) -> list[tuple[str, int]]:
-        return [("", 1), ("rev", 4), ("author", 8), ("evaluation", 19),
-                *((short_workload(n), 14) for n in self._workloads), ("speedup", 7)]
+        return [
+            ("", 1),
+            ("rev", 4),
+            ("author", 8),
+            ("evaluation", 19),
+            *((short_workload(n), 14) for n in self._workloads),
+            ("speedup", 7),
+        ]
 
     def _build(self, cells: list[Text]) -> Text:
         line = Text()
@@ -154,8 +171,7 @@ class RevisionTable(LinesView):
         self._revs = sorted(state.revisions)
         for rev in self._revs:
             revision = state.revisions[rev]
-            key = (revision.eval_state, id(revision.report), revision.superseded_by, revision.interrupted,
-                   rev == self._submitted)
+            key = (revision.eval_state, id(revision.report), revision.superseded_by, revision.interrupted, rev == self._submitted)
             if self._keys.get(rev) != key:
                 self._keys[rev] = key
                 self._cells.pop(rev, None)

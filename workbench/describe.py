@@ -1,0 +1,42 @@
+"""Rich tables describing a catalogue task, shared by `tasks show` and the workbench's tasks screen.
+
+Depends on the catalogue and Rich only (no Textual), so the CLI can import it without the TUI.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from workbench.catalog import Task
+from workbench.catalog.task import ScalarArg
+
+
+def shape_text(dims: list[str | int]) -> str:
+    """A tensor shape as written in task.toml: "[B, M, N]"."""
+    return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def signature_table(task: Task, expand: bool = False) -> Table:
+    """The task's `run(...)`: one row per input (scalars with their required value, tensors with shape,
+    layout and whether they are state updated in place), then one per output (returned or preallocated).
+    Five narrow columns, so that it fits the workbench's detail pane as well as a terminal."""
+    table = Table(title="run(...) signature", title_justify="left", expand=expand)
+    for column in ("", "name", "dtype", "shape", "notes"):
+        table.add_column(column, overflow="fold")
+    signature = task.spec.signature
+    for arg in signature.inputs:
+        if isinstance(arg, ScalarArg):
+            table.add_row("in", arg.name, arg.dtype, "scalar", f"must be {arg.value}" if arg.value is not None else "")
+        else:
+            table.add_row(
+                "in", arg.name, arg.dtype, shape_text(arg.shape), arg.layout + ("; state, updated in place" if arg.state else "")
+            )
+    for out in signature.outputs:
+        table.add_row(
+            "out",
+            out.name,
+            out.dtype,
+            shape_text(out.shape),
+            f"{out.layout}; " + ("returned" if out.mode == "return" else "preallocated, passed in"),
+        )
+    return table
