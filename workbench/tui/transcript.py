@@ -22,7 +22,7 @@ from workbench.session.format import describe, status_style
 
 _MAX = 400  # characters of one line; the rest is cut with an ellipsis
 
-STYLES = {
+EVENT_STYLES = {
     "passed": "green",
     "error": "bold red",
     "skipped": "dim",
@@ -67,17 +67,17 @@ def event_style(event: Event) -> str:
     if isinstance(event, EvalFinished):
         return status_style(event.report.status)
     if isinstance(event, Error):
-        return STYLES["error"]
+        return EVENT_STYLES["error"]
     if isinstance(event, EvalSkipped):
-        return STYLES["skipped"]
+        return EVENT_STYLES["skipped"]
     if isinstance(event, DriverOutput | DriverFinished):
-        return STYLES["driver"]
+        return EVENT_STYLES["driver"]
     if isinstance(event, ModelCall):
-        return STYLES["model"]
+        return EVENT_STYLES["model"]
     if isinstance(event, ToolCall | ToolResult):
-        return STYLES["tool"]
+        return EVENT_STYLES["tool"]
     if isinstance(event, Submission):
-        return STYLES["submission"]
+        return EVENT_STYLES["submission"]
     return ""
 
 
