@@ -57,8 +57,8 @@ def test_unknown_task_exit_2() -> None:
 def test_tasks_dir_from_environment(tmp_path: Path, task_copy: Path) -> None:
     (task_copy / "task.toml").write_text("broken = [\n")
     result = runner.invoke(app, ["tasks"], env={"D2K_TASKS_DIR": str(tmp_path / "tasks")})
-    assert result.exit_code == 2
-    assert "not valid TOML" in result.stderr
+    assert result.exit_code == 2  # the task is listed with its problem, and the exit code says a task is bad
+    assert "not valid TOML" in result.stdout and "muon_orthogonalize" in result.stderr
 
 
 def test_tasks_dir_option(tmp_path: Path) -> None:
@@ -78,3 +78,29 @@ def test_one_run_signature_table_serves_the_cli_and_the_workbench() -> None:
     assert [str(c.header) for c in table.columns] == ["", "name", "dtype", "shape", "notes"]
     assert table.row_count == len(task.spec.signature.inputs) + len(task.spec.signature.outputs)
     assert tasks.signature_table is signature_table  # the tasks screen shows the same table
+
+
+def test_tasks_lists_the_good_tasks_beside_a_bad_one_and_exits_2(tmp_path: Path) -> None:
+    import shutil
+
+    from workbench import paths
+
+    shutil.copytree(paths.REPO_ROOT / "tasks" / "muon_orthogonalize", tmp_path / "muon_orthogonalize")
+    (tmp_path / "broken_task").mkdir()
+    (tmp_path / "broken_task" / "task.toml").write_text('id = "broken_task"\n')
+    result = runner.invoke(app, ["tasks", "--tasks-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") > 2}
+    assert "Muon" in rows["muon_orthogonalize"] and "cannot be used" in rows["broken_task"]
+    assert "1 task(s) cannot be used: broken_task" in result.stderr
+
+
+def test_guidance_none_says_so_on_stderr_and_prints_nothing() -> None:
+    result = runner.invoke(app, ["guidance", "muon_orthogonalize", "--levels", "none"])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "no guidance" in result.stderr
+
+
+def test_a_negative_idle_exit_is_refused() -> None:
+    result = runner.invoke(app, ["session", "run", "whatever", "--idle-exit", "-5"])
+    assert result.exit_code == 2 and "greater than or equal to 0" in result.output

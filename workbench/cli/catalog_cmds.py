@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from workbench.catalog import Catalog, Task, parse_config, render
 from workbench.catalog.guidance import LEVELS
-from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout
+from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors, write_stdout
 from workbench.describe import signature_table
 
 tasks_app = typer.Typer(help="List tasks, or show one task's specification.", no_args_is_help=False)
@@ -19,8 +20,11 @@ def catalogue_table(cat: Catalog) -> Table:
     table = Table(title="D2K-Bench tasks", title_justify="left")
     for column in ("id", "category", "title", "workloads", "guidance levels"):
         table.add_column(column)
-    for task in cat.tasks():
-        guidance = cat.guidance(task.id)
+    for entry in cat.entries():  # a bad task is a row with its problem; it never hides the others
+        task, guidance = entry.task, entry.guidance
+        if task is None or entry.problem is not None:
+            table.add_row(entry.task_id, "-", f"[red]cannot be used: {escape(entry.problem or '')}[/]", "-", "-")
+            continue
         levels = sorted({item.level for item in guidance.items}) if guidance else []
         table.add_row(task.id, task.spec.category, task.spec.title, str(len(task.spec.workloads)), " ".join(levels) or "-")
     return table
@@ -32,7 +36,11 @@ def tasks_list(ctx: typer.Context, tasks_dir: TasksDir = None, guidance_dir: Gui
     if ctx.invoked_subcommand is not None:
         return
     with user_errors():
-        stdout().print(catalogue_table(catalog(tasks_dir, guidance_dir)))
+        cat = catalog(tasks_dir, guidance_dir)
+        stdout().print(catalogue_table(cat))
+        bad = [entry.task_id for entry in cat.entries() if entry.problem is not None]
+    if bad:
+        raise fail(f"{len(bad)} task(s) cannot be used: {', '.join(bad)} (their rows say why)")
 
 
 def task_details(task: Task) -> list[object]:
@@ -101,4 +109,6 @@ def guidance_cmd(
         guidance = cat.guidance(task_id)
         if guidance is None and config != "none":
             raise fail(f"task {task_id!r} has no guidance ({cat.guidance_dir / task_id / 'guidance.toml'} is missing)")
+        if config == "none":  # stdout stays exactly what the agent receives: nothing
+            stderr().print("configuration none: the agent receives no guidance", highlight=False)
         write_stdout(render(guidance, config))

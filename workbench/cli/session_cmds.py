@@ -132,7 +132,8 @@ def new_cmd(
 def run_cmd(
     session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
     idle_exit: Annotated[
-        float | None, typer.Option("--idle-exit", help="Human driver: end after SECONDS with no revision and no evaluation.")
+        float | None,
+        typer.Option("--idle-exit", min=0, help="Human driver: end after SECONDS with no revision and no evaluation."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing while running.")] = False,
     sessions_dir: SessionsDir = None,
