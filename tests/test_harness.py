@@ -193,6 +193,29 @@ def test_a_task_oracle_that_fails_is_the_tasks_fault_not_the_solutions(tmp_path:
     assert report.workloads[0].rel_err is None and report.workloads[0].max_abs_err is None  # nothing was measured
 
 
+@pytest.mark.slow
+def test_the_checker_running_out_of_device_memory_is_charged_to_the_solution(tmp_path: Path) -> None:
+    # A solution that hoards device memory must not turn its failure into the task's fault (task_error,
+    # exit 2, "not the solution's"): the checker's out-of-memory is the solution's runtime_error.
+    tasks = _task_copy(
+        tmp_path,
+        "reference.py",
+        "def exact(",
+        "def exact(*args, **kwargs):\n    raise torch.OutOfMemoryError('CUDA out of memory')\n\n\ndef _unused(",
+    )
+    report = evaluate(Catalog(tasks, REPO / "guidance").task(TASK.id), NAIVE, "cpu", ["smoke_b8_m64_n200"])
+    assert report.status == "runtime_error"
+    assert "out of device memory in the checker" in report.message
+
+
+def test_task_code_failures_are_the_tasks_except_running_out_of_device_memory() -> None:
+    from workbench.harness.correctness import CheckerOutOfMemory, TaskFault, task_code_failed
+
+    fault = task_code_failed("the task's exact(...)", RuntimeError("bug"))
+    assert isinstance(fault, TaskFault) and "exact(...) failed: RuntimeError: bug" in str(fault)
+    assert isinstance(task_code_failed("the task's exact(...)", torch.OutOfMemoryError("CUDA out of memory")), CheckerOutOfMemory)
+
+
 def test_a_folder_given_as_the_solution_is_named_as_a_folder(tmp_path: Path) -> None:
     code, _, err = _eval_cli(str(tmp_path), "--device", "cpu")
     assert code == 2 and "is a folder" in err and "not found" not in err

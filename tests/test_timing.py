@@ -34,17 +34,19 @@ VERSIONS = {"python": "3.12.3", "torch": "2.11.0", "triton": "3.6.0"}
 # -- the launch cover ---------------------------------------------------------------------------
 def test_cover_is_a_margin_over_the_slowest_usual_launch() -> None:
     launches = [0.030] * 9 + [0.050]  # ms; the 90th percentile is the slow one
-    assert cover_ms(launches) == pytest.approx(1.5 * 0.050 + 0.01)
+    plan = CoverPlan()
+    assert cover_ms(launches) == pytest.approx(plan.margin * 0.050 + plan.pad_ms)
 
 
 def test_cover_ignores_a_rare_outlier_launch() -> None:
     launches = [0.030] * 99 + [5.0]  # one launch held up by the OS: not the cover for every call
-    assert cover_ms(launches) == pytest.approx(1.5 * 0.030 + 0.01)
+    plan = CoverPlan()
+    assert cover_ms(launches) == pytest.approx(plan.margin * 0.030 + plan.pad_ms)
 
 
 def test_cover_is_bounded_both_ways() -> None:
     plan = CoverPlan()
-    assert cover_ms([0.001] * 10) == plan.min_ms  # a fast host still gets a floor
+    assert cover_ms([0.001] * 10, CoverPlan(pad_ms=0.0)) == plan.min_ms  # a fast host still gets a floor
     assert cover_ms([50.0] * 10) == plan.max_ms  # a host that takes 50 ms is not covered: capped
     assert cover_ms([]) == plan.max_ms  # nothing measured: the largest cover
 
@@ -86,7 +88,7 @@ def test_measure_times_warmup_behind_the_largest_cover_then_sizes_it_from_launch
 
 
 def test_calls_that_outlast_the_cover_are_counted() -> None:
-    device = FakeDevice(launch_ms=8.0, kernel_ms=1.0)  # a host slower than the cap
+    device = FakeDevice(launch_ms=CoverPlan().max_ms + 5.0, kernel_ms=1.0)  # a host slower than the cap
     clocks = Clocks(perf_counter=device.clock, event=object, synchronize=lambda: None)
     stats = measure(device.call, 3, clocks, TimingPlan(min_reps=20, max_reps=20, warmup_s=0.0), "events")
     assert stats.cover_ms == CoverPlan().max_ms

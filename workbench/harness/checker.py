@@ -180,7 +180,7 @@ def _evaluate(
     results: ResultPipe,
     started: float,
 ) -> int:
-    from workbench.harness.correctness import TaskFault, TrialFailure, WorkloadChecker
+    from workbench.harness.correctness import CheckerOutOfMemory, TaskFault, TrialFailure, WorkloadChecker
     from workbench.harness.remote import SolutionFailure
 
     progress("importing the solution")
@@ -231,6 +231,8 @@ def _evaluate(
             result.status, result.message = failure.status, failure.message  # type: ignore[assignment]
         except TaskFault as fault:
             result.status, result.message = "task_error", f"the task's own code failed (not the solution): {fault}"
+        except CheckerOutOfMemory as oom:
+            result.status, result.message = "runtime_error", str(oom)
         result.trials = checker.stats.trials or result.trials
         result.max_abs_err = checker.stats.max_abs_err
         result.rel_err = checker.stats.rel_err
@@ -297,7 +299,7 @@ def time_workload(
     report: EvalReport,
 ) -> None:
     """Time the solution (in its process, cross-checked here) and the reference (here); check samples."""
-    from workbench.harness.correctness import TaskFault, TrialFailure
+    from workbench.harness.correctness import TrialFailure, task_code_failed
     from workbench.harness.devices import floor_ms, peaks_for
     from workbench.harness.remote import SolutionFailure
     from workbench.harness.timing import capture_graphs
@@ -358,7 +360,7 @@ def time_workload(
             try:
                 result.reference, _ = time_calls(reference_module.reference, reference_args, CLOCKS, device, method, plan)
             except Exception as exc:
-                raise TaskFault(f"timing the task's reference failed: {type(exc).__name__}: {exc}") from exc
+                raise task_code_failed("timing the task's reference", exc) from exc
     result.latency = latency
     del sets, reference_args
     outside = statistics.median(sampler.walls[-latency.reps :]) - statistics.median(null_walls)

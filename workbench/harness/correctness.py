@@ -93,7 +93,7 @@ class WorkloadChecker:
         try:
             inputs = self.make_inputs(self.workload.axes, seed, self.device)
         except Exception as exc:
-            raise TaskFault(f"the task's make_inputs failed: {type(exc).__name__}: {exc}") from exc
+            raise task_code_failed("the task's make_inputs", exc) from exc
         for arg in self.spec.signature.inputs:
             if arg.name not in inputs:
                 raise TaskFault(f"the task's inputs.py did not produce input {arg.name!r}")
@@ -218,7 +218,7 @@ class WorkloadChecker:
         try:
             result = fn(**args, **prealloc)
         except Exception as exc:
-            raise TaskFault(f"the task's {fn_name}(...) failed: {type(exc).__name__}: {exc}") from exc
+            raise task_code_failed(f"the task's {fn_name}(...)", exc) from exc
         returned = [s for s in self.spec.signature.outputs if s.mode == "return"]
         values = [result] if len(returned) == 1 else list(result or [])
         outs = [values.pop(0) if s.mode == "return" else prealloc[s.name] for s in self.spec.signature.outputs]
@@ -290,3 +290,21 @@ class WorkloadChecker:
 
 class TaskFault(Exception):
     """The task's own code (inputs, reference, oracle) failed: never the solution's fault."""
+
+
+class CheckerOutOfMemory(Exception):
+    """The task's code ran out of device memory in the checker while the solution's process was alive.
+
+    Charged to the solution (status runtime_error), not to the task: the task's code fits on the device by
+    design, and during an evaluation the solution's process is the only other tenant of the device. A
+    solution that hoards device memory could otherwise turn its own failure into the task's fault."""
+
+
+def task_code_failed(what: str, exc: Exception) -> Exception:
+    """The exception to raise when the task's code (`what`) raised `exc` during an evaluation."""
+    if isinstance(exc, torch.OutOfMemoryError):
+        return CheckerOutOfMemory(
+            f"out of device memory in the checker while the solution's process held device memory ({what}): "
+            "the evaluation needs the device's memory for the task's own code as well"
+        )
+    return TaskFault(f"{what} failed: {type(exc).__name__}: {exc}")

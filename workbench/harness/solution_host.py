@@ -27,11 +27,11 @@ import torch
 
 from workbench.harness.guard import CallRecord, Guard, compare_snapshots, snapshot
 from workbench.harness.report import Violation
-from workbench.harness.timing import Clocks, Sleeper
+from workbench.harness.timing import Clocks, CoverPlan, Sleeper
 from workbench.harness.transport import DTYPES, Channel, ChannelClosed
 
 PERF_COUNTER = time.perf_counter  # taken before any solution code runs
-MAX_COVER_MS = 10.0  # a longer cover is a malformed request
+MAX_COVER_MS = CoverPlan().max_ms  # a longer cover is a malformed request
 
 
 def describe_exception(exc: BaseException, solution_file: str) -> tuple[str, str]:

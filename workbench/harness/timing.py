@@ -58,12 +58,19 @@ class CoverPlan:
     """How long the blocking kernel queued before each timed call runs: `margin` times the 90th
     percentile of the host's launch times at warm-up, plus `pad_ms`, at least `min_ms`, at most
     `max_ms` (a call whose host side takes longer is timed with part of its launch; the report counts
-    such calls as `uncovered`)."""
+    such calls as `uncovered`).
 
-    margin: float = 1.5
-    pad_ms: float = 0.01
-    min_ms: float = 0.02
-    max_ms: float = 2.0
+    The margin and pad are for the driver, not the host: launches the host has made reach the device in
+    batches, so a cover only a little longer than the host's launch time still lets the device wait
+    between kernels. Measured on an H200 (docs/performance.md, "Harness timing with a launch cover"): the
+    Muon expert at [32, 2048, 5464] (1.1 ms of host time per call) timed 16.8-17.6 ms behind a cover of
+    1.5 x launch + 10 us and 15.2-15.3 ms behind 5 or 10 ms; the reference (1.75 ms of host time) timed
+    34.8 ms behind 2 x launch + 1 ms (4.5 ms) and 33.6 ms behind 10 ms."""
+
+    margin: float = 4.0
+    pad_ms: float = 2.0
+    min_ms: float = 2.0
+    max_ms: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -103,15 +110,21 @@ def graph_fallback(reference_error: str | None, solution_error: str | None) -> t
 
 
 class Sleeper:
-    """Queues a blocking kernel of a given length on the current stream (`torch.cuda._sleep` spins for a
-    number of device clock cycles; the cycles per ms are measured once, at the device's clock now)."""
+    """Queues a blocking kernel of at least a given length on the current stream.
+
+    `torch.cuda._sleep` spins for a number of device clock cycles, so its length depends on the clock. An
+    idle GPU starts at a low clock (345 MHz on an H200, against 1980 MHz under load): cycles per ms
+    measured then would make every later cover several times shorter than asked for. The calibration
+    first spins long enough for the clock to ramp up, then keeps the highest rate seen, so that a sleep
+    lasts at least the time asked for at any clock up to that one."""
 
     def __init__(self, clocks: Clocks) -> None:
         self.clocks = clocks
         self.cycles_per_ms = self._calibrate()
 
-    def _calibrate(self, cycles: int = 2_000_000) -> float:
+    def _calibrate(self, cycles: int = 2_000_000, ramp_cycles: int = 50_000_000) -> float:
         begin, end = self.clocks.event(enable_timing=True), self.clocks.event(enable_timing=True)
+        torch.cuda._sleep(ramp_cycles)  # 25 ms at full clock, longer at idle clock: the clock ramps up
         rates = []
         for _ in range(5):
             begin.record()
@@ -119,7 +132,7 @@ class Sleeper:
             end.record()
             self.clocks.synchronize()
             rates.append(cycles / max(float(begin.elapsed_time(end)), 1e-6))
-        return statistics.median(rates[1:])
+        return max(rates)
 
     def sleep(self, ms: float) -> None:
         if ms > 0:
@@ -210,6 +223,7 @@ def time_calls(
     mode: Method = "events",
     plan: TimingPlan = TimingPlan(),
     sleeper: Sleeper | None = None,
+    cover: CoverPlan = CoverPlan(),
 ) -> tuple[TimingStats, float]:
     """Time fn in this process over rotated input sets (the reference, the bench). Returns the stats and
     the median host time per call (ms). A graph that cannot be captured raises; the caller decides."""
@@ -234,7 +248,7 @@ def time_calls(
         host.append((clocks.perf_counter() - t0) * 1e3)
         return CallTime(float(begin.elapsed_time(end)), (launched - t0) * 1e3)
 
-    stats = measure(call, len(input_sets), clocks, plan, mode)
+    stats = measure(call, len(input_sets), clocks, plan, mode, cover)
     return stats, statistics.median(host[-stats.reps :])
 
 

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The red team on one GPU: the cheat that hoards device memory runs alone (beside it, other evaluations
+# would run out of memory and be charged for it), then the rest in parallel.
+# Usage on the GPU machine, from the repository root, with the wheels installed (scripts/gpu_timing_check.sh):
+#   bash scripts/gpu_redteam.sh [WORKERS]
+set -u
+WORKERS=${1:-6}
+python3 -m pytest -q -p no:cacheprovider tests/redteam -k "gpu and unbounded_alloc" || status=1
+python3 -m pytest -q -p no:cacheprovider -n "$WORKERS" tests/redteam -k "gpu and not unbounded_alloc" || status=1
+exit ${status:-0}
