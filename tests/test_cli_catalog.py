@@ -27,6 +27,22 @@ def test_tasks_show_prints_spec_workloads_requirements() -> None:
         assert expected in result.stdout
 
 
+def test_tasks_show_prints_the_workloads_once(tmp_path: Path, task_copy: Path) -> None:
+    result = runner.invoke(app, ["tasks", "show", "muon_orthogonalize"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert sum("7168" in line for line in lines) == 1  # one row for B=8 M=7168 N=18432: in the full table
+    assert sum(line.strip() == "Workloads" for line in lines) == 1
+    assert "inputs.py builds the inputs" in result.stdout  # the description's words around its table stay
+    assert result.stdout.index("Workloads") < result.stdout.index("smoke_b8_m64_n200") < result.stdout.index("Correctness")
+    description = task_copy / "description.md"  # a description without a table of workloads: the table still shows
+    text = description.read_text()
+    description.write_text(text[: text.index("## Workloads")] + text[text.index("## Correctness") :])
+    plain = runner.invoke(app, ["tasks", "show", "muon_orthogonalize", "--tasks-dir", str(tmp_path / "tasks")])
+    assert plain.exit_code == 0, plain.output
+    assert sum("7168" in line for line in plain.stdout.splitlines()) == 1 and "Workloads" in plain.stdout
+
+
 def test_guidance_l1_prints_l1_only() -> None:
     result = runner.invoke(app, ["guidance", "muon_orthogonalize", "--levels", "L1"])
     assert result.exit_code == 0, result.output

@@ -12,13 +12,24 @@ from workbench.device import check_device_name, resolve_device
 from workbench.errors import SessionError, UsageError, WorkbenchError
 from workbench.session.config import ConfigError, SessionConfig, load_config, write_config
 from workbench.session.eventlog import SessionLocked
+from workbench.session.stop import SessionNotRunning
 from workbench.session.store import SessionNotFound
 from workbench.session.workspace import SecretInWorkspace, WorkspaceError
 
 
 @pytest.mark.parametrize(
     "kind",
-    [UsageError, SessionError, CatalogError, ConfigError, SessionNotFound, SessionLocked, WorkspaceError, SecretInWorkspace],
+    [
+        UsageError,
+        SessionError,
+        CatalogError,
+        ConfigError,
+        SessionNotFound,
+        SessionLocked,
+        SessionNotRunning,
+        WorkspaceError,
+        SecretInWorkspace,
+    ],
 )
 def test_every_error_a_user_can_cause_is_a_workbench_error(kind: type[Exception]) -> None:
     assert issubclass(kind, WorkbenchError)
@@ -40,6 +51,20 @@ def test_bad_device_names_are_usage_errors(name: str) -> None:
 def test_good_device_names_pass_without_a_gpu() -> None:
     assert [check_device_name(n) for n in ("cpu", "cuda", "cuda:3")] == ["cpu", "cuda", "cuda:3"]
     assert resolve_device("cpu") == "cpu"
+
+
+def test_a_cuda_device_where_there_is_none_is_a_usage_error_suggesting_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for name in ("cuda", "cuda:1"):
+        with pytest.raises(UsageError, match=r"no CUDA device is available here; use --device cpu"):
+            resolve_device(name)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert resolve_device("cuda:1") == "cuda:1"
+    with pytest.raises(UsageError, match=r"this machine has 2 CUDA device\(s\): cuda:0..cuda:1"):
+        resolve_device("cuda:2")
 
 
 def _config(**fields: object) -> dict[str, object]:

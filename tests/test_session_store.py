@@ -121,12 +121,11 @@ def test_runner_pid_names_the_process_holding_the_lock(store: SessionStore) -> N
 
 def test_export_writes_the_example_form_and_refuses_what_it_must(store: SessionStore, tmp_path: Path) -> None:
     ref = finished_session(store.root, TASK, solutions(2), report)
-    dest = tmp_path / "out"
-    dest.mkdir()
+    dest = tmp_path / "out" / ref.id  # the folder to create: exactly this one, whether or not it exists
     target = export_session(store, ref, dest)
-    assert target == dest / ref.id
+    assert target == dest
     assert sorted(p.name for p in target.iterdir()) == sorted(["session.toml", "events.jsonl", BUNDLE_NAME])
-    shipped = SessionStore(tmp_path / "none", examples=dest)
+    shipped = SessionStore(tmp_path / "none", examples=dest.parent)
     example = shipped.list()[0]
     assert example.read_only and example.id == ref.id
     assert [r.sha for r in shipped.load(example).state.ordered()] == [c.sha for c in shipped.workspace(example).history()]

@@ -5,6 +5,8 @@ Depends on the catalogue and Rich only (no Textual), so the CLI can import it wi
 
 from __future__ import annotations
 
+import re
+
 from rich.table import Table
 
 from workbench.catalog import Task
@@ -40,3 +42,27 @@ def signature_table(task: Task, expand: bool = False) -> Table:
             f"{out.layout}; " + ("returned" if out.mode == "return" else "preallocated, passed in"),
         )
     return table
+
+
+_HEADING = re.compile(r"^#{1,6}\s+(?P<title>.*?)[\s#]*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def split_at_workloads_table(markdown: str) -> tuple[str, str] | None:
+    """A task description cut around the table of its "Workloads" section (the table left out), so that
+    a fuller table of the workloads can stand in its place; None when the description has no such table."""
+    lines = markdown.splitlines(keepends=True)
+    in_section = in_fence = False
+    for number, line in enumerate(lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        heading = None if in_fence else _HEADING.match(line)
+        if heading is not None:
+            in_section = heading["title"].strip().lower() == "workloads"
+        elif in_section and not in_fence and line.lstrip().startswith("|"):
+            end = number
+            while end < len(lines) and lines[end].lstrip().startswith("|"):
+                end += 1
+            return "".join(lines[:number]), "".join(lines[end:])
+    return None

@@ -32,5 +32,14 @@ def resolve_device(device: str) -> str:
         import torch
 
         if not torch.cuda.is_available():
-            raise UsageError(f"device {device!r} was asked for but no CUDA GPU is available here")
+            raise UsageError(
+                f"device {device!r} was asked for but no CUDA device is available here; "
+                "use --device cpu (smoke workloads under the Triton interpreter, no timing)"
+            )
+        index = int(device.partition(":")[2] or 0)
+        count = torch.cuda.device_count()
+        if index >= count:
+            raise UsageError(
+                f"device {device!r} was asked for but this machine has {count} CUDA device(s): cuda:0..cuda:{count - 1}"
+            )
     return device

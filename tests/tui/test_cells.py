@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rich.text import Text
+
 from workbench.harness.report import STATUSES
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionSummary
-from workbench.tui.screens.sessions import COLUMNS, row_cells
+from workbench.tui.screens.sessions import COLUMNS, row_cells, visible_columns
 from workbench.tui.widgets.revision_table import SHORT_STATUS
 
 
@@ -35,5 +37,18 @@ def test_a_session_row_and_an_unreadable_one_fill_every_column() -> None:
     assert len(cells) == len(COLUMNS) and "cost" not in COLUMNS
     assert cells == [ref.id, "t", "L1", "human", "3", "finished", "passed (r2)", "1.50x", "2026-11-30 00:00"]
     assert row_cells(row, running=True)[COLUMNS.index("status")].plain == "running"
-    broken = [c.plain for c in row_cells(SessionSummary(ref, problem="session.toml: not valid TOML"), running=False)]
-    assert len(broken) == len(COLUMNS) and broken[:2] == [ref.id, "session.toml: not valid TOML"]
+    unreadable = row_cells(SessionSummary(ref, problem="session.toml: not valid TOML"), running=False)
+    broken = dict(zip(COLUMNS, [c.plain for c in unreadable], strict=True))
+    assert len(broken) == len(COLUMNS)
+    assert (broken["session"], broken["status"], broken["best"]) == (ref.id, "unreadable", "session.toml: not valid TOML")
+
+
+def test_narrow_screens_drop_the_least_important_columns_first() -> None:
+    cells = [[Text("x" * 39) if c == "session" else Text("y" * 8) for c in COLUMNS]]
+    assert visible_columns(cells, 200) == COLUMNS
+    narrow = visible_columns(cells, 78)
+    assert {"session", "status", "best"} <= set(narrow) and "started" not in narrow
+    assert list(narrow) == [c for c in COLUMNS if c in narrow]  # the order stays
+    assert visible_columns(cells, 10) == ("session", "status")  # never fewer
+    long_problem = [[Text("p" * 200) if c == "best" else Text("z") for c in COLUMNS]]
+    assert visible_columns(long_problem, 120) == COLUMNS  # one long message does not push the others out

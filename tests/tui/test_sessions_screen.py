@@ -1,4 +1,5 @@
-"""Sessions screen and session view: filter, open the example, step, seek, play a replay; code and diff.
+"""Sessions screen and session view: filter, open the example, step by revision and by event, seek, play;
+code and diff; the footer's keys.
 
 What the example holds (revisions, statuses, events, submission) is read from its files with the store
 (the `example` fixture), so the tests keep passing when the example is recorded again.
@@ -9,8 +10,10 @@ from __future__ import annotations
 import difflib
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
 
+from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Revision
 from workbench.session.state import SessionState
 from workbench.session.store import SessionView
 from workbench.session.workspace import Workspace
@@ -18,7 +21,8 @@ from workbench.tui.screens.session_view import SessionViewScreen
 from workbench.tui.screens.sessions import SessionsScreen
 from workbench.tui.widgets.code_view import CodeView
 from workbench.tui.widgets.event_log import EventLog
-from workbench.tui.widgets.revision_table import RevisionTable, evaluation_cell
+from workbench.tui.widgets.latency_chart import LatencyChart
+from workbench.tui.widgets.revision_table import SUBMITTED, RevisionTable, evaluation_cell
 
 from .conftest import EXAMPLE, EXAMPLE_ID, SIZE, settle
 
@@ -93,7 +97,7 @@ async def test_open_example_shows_revisions_code_diff_and_events(make_app, examp
 
 
 @pytest.mark.asyncio
-async def test_step_seek_and_play_a_replay(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
+async def test_step_by_event_seek_and_play(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
     def at(position: int) -> SessionState:  # the example's state after its first `position` events
         return SessionState.from_events(example.events[:position])
 
@@ -102,19 +106,19 @@ async def test_step_seek_and_play_a_replay(make_app, example: SessionView) -> No
         view = await open_example(app, pilot)
         table = view.query_one("#revisions", RevisionTable)
         log = view.query_one("#events", EventLog)
-        await pilot.press("left_curly_bracket")
+        await pilot.press("less_than_sign")
         assert view.timeline.position == 0 and table.row_count == 0 and log.shown == 0
-        await pilot.press("right_square_bracket", "right_square_bracket")  # session_started, revision 1
+        await pilot.press("right_curly_bracket", "right_curly_bracket")  # session_started, revision 1
         await settle(pilot)
         assert view.timeline.position == 2 and table.row_count == 1
         assert table.cells(1)[3].plain == "pending" and view.shown_rev == 1
-        await pilot.press(*["right_square_bracket"] * 4)  # e.g. eval_started, output, revision 2, eval_finished 1
+        await pilot.press(*["right_curly_bracket"] * 4)  # e.g. eval_started, output, revision 2, eval_finished 1
         await settle(pilot)
         assert view.timeline.position == 6
         assert table.row_count == len(at(6).revisions) and table.cells(1)[3].plain == evaluation_cell(at(6).revisions[1]).plain
-        await pilot.press("left_square_bracket")
+        await pilot.press("left_curly_bracket")
         assert view.timeline.position == 5 and table.cells(1)[3].plain == evaluation_cell(at(5).revisions[1]).plain
-        await pilot.press("right_curly_bracket")
+        await pilot.press("greater_than_sign")
         assert view.timeline.position == len(example.events) and table.row_count == len(example.state.revisions)
         await pilot.press("space")  # at the end, play starts over
         assert view.playing and view.timeline.position < 10  # restarted from the first event
@@ -125,5 +129,85 @@ async def test_step_seek_and_play_a_replay(make_app, example: SessionView) -> No
         held = view.timeline.position
         await pilot.pause(0.5)
         assert view.timeline.position == held
-        assert "replay" in str(view.query_one("#replay-bar").content)
+        bar = str(view.query_one("#replay-bar").content)
+        assert "stepping" in bar and "replay" not in bar  # the view's stepping is not the replay driver
         assert app.notices == []
+
+
+def evaluation_ends(example: SessionView) -> dict[int, int]:
+    """Per revision, the position just after its evaluation ended (where `]` stops), from the example's log."""
+    ends: dict[int, int] = {}
+    for position, event in enumerate(example.events, start=1):
+        if isinstance(event, Revision | EvalStarted | EvalFinished | EvalSkipped):
+            ends[event.rev] = position
+    return ends
+
+
+@pytest.mark.asyncio
+async def test_brackets_step_by_revision_and_the_header_names_the_position(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
+    ends = evaluation_ends(example)
+    revs = sorted(ends)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_example(app, pilot)
+        table = view.query_one("#revisions", RevisionTable)
+        assert view.sub_title == f"Session · stepping: revision {revs[-1]}/{len(revs)}"
+        await pilot.press("less_than_sign")
+        assert view.sub_title == f"Session · stepping: revision 0/{len(revs)}"
+        for rev in revs:  # ] stops where each revision's evaluation ended, and selects that revision
+            await pilot.press("right_square_bracket")
+            await settle(pilot)
+            assert view.timeline.position == ends[rev]
+            assert table.selected_rev == rev and view.shown_rev == rev
+            assert table.cells(rev)[3].plain == example.state.revisions[rev].status  # its result is shown
+            assert view.sub_title == f"Session · stepping: revision {rev}/{len(revs)}"
+            assert f"revision {rev}/{len(revs)}" in str(view.query_one("#replay-bar").content)
+        await pilot.press("right_square_bracket")  # after the last revision: the end
+        assert view.timeline.at_end
+        for rev in reversed(revs):
+            await pilot.press("left_square_bracket")
+            assert view.timeline.position == ends[rev] and table.selected_rev == rev
+        await pilot.press("left_square_bracket")
+        assert view.timeline.position == 0
+        assert app.notices == []
+
+
+@pytest.mark.asyncio
+async def test_the_submission_stays_marked_whatever_the_position(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
+    submission = example.state.submission
+    assert submission is not None and submission.rev is not None
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_example(app, pilot)
+        table = view.query_one("#revisions", RevisionTable)
+        header = view.query_one("#session-header", Static)
+        await pilot.press("less_than_sign")  # before every event: no revision yet, the submission still said
+        assert f"{SUBMITTED} submission (recorded later): rev {submission.rev}" in str(header.content)
+        while submission.rev not in view.timeline.state.revisions:
+            await pilot.press("right_square_bracket")
+        assert view.timeline.state.submission is None  # the state here has no submission yet...
+        assert table.cells(submission.rev)[0].plain == SUBMITTED  # ...but the recorded one is marked
+        assert f"{SUBMITTED}r{submission.rev}" in "".join(view.query_one("#latency", LatencyChart).plain_lines())
+        await pilot.press("greater_than_sign")
+        assert table.cells(submission.rev)[0].plain == SUBMITTED
+        assert f"{SUBMITTED} submission: rev {submission.rev}" in str(header.content)
+
+
+def footer_keys(screen: Screen[object]) -> dict[str, bool]:
+    """The keys the footer shows, each with whether it is enabled."""
+    return {key.key: not key.has_class("-disabled") for key in screen.query_one(Footer).query("FooterKey")}  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_the_footer_shows_the_revision_event_and_stop_keys(make_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_example(app, pilot)
+        await settle(pilot)
+        keys = footer_keys(view)
+        assert {"left_square_bracket", "right_square_bracket", "left_curly_bracket", "right_curly_bracket"} <= set(keys)
+        assert {"up", "down", "x"} <= set(keys)
+        assert keys["x"] is False  # shown, dimmed: no runner runs the shipped example
+        await pilot.press("question_mark")
+        help_keys = str(app.screen.query_one("#help-keys", Static).content.columns[1]._cells)  # type: ignore[union-attr]
+        assert "Next revision" in help_keys and "Next event" in help_keys and "Stop run" in help_keys

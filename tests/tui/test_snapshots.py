@@ -1,4 +1,4 @@
-"""Snapshots of the main screens at 120x40 with deterministic data (the shipped example; no clocks)."""
+"""Snapshots of the main screens at 120x40 (and 80x24) with deterministic data (the shipped example; no clocks)."""
 
 from __future__ import annotations
 
@@ -28,11 +28,17 @@ def test_sessions_screen(snap_compare, make_app) -> None:  # type: ignore[no-unt
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=pressing(("s",)))
 
 
+def test_sessions_screen_narrow(snap_compare, make_app) -> None:  # type: ignore[no-untyped-def]
+    # at 80x24 the least important columns give way: the status stays visible
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=pressing(("s",)))
+
+
 def test_session_view(snap_compare, make_app) -> None:  # type: ignore[no-untyped-def]
     # revision 3 and its diff to revision 2
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=pressing(("s",), ("enter",), ("up", "d")))
 
 
 def test_session_view_narrow(snap_compare, make_app) -> None:  # type: ignore[no-untyped-def]
-    steps = pressing(("s",), ("enter",), ("left_curly_bracket", *["right_square_bracket"] * 8, "e"))
+    # from the start, two revisions on: revision 2 evaluated, the submission (revision 4) still marked
+    steps = pressing(("s",), ("enter",), ("less_than_sign", "right_square_bracket", "right_square_bracket", "e"))
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=steps)

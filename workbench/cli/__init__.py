@@ -6,7 +6,7 @@ import typer
 
 from workbench.cli.bench_cmd import bench_app
 from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
-from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stdout, user_errors
+from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, reflow_help, stdout, user_errors
 from workbench.cli.eval_cmd import eval_cmd
 from workbench.cli.session_cmds import SessionsDir, replay_cmd, session_app
 
@@ -23,6 +23,7 @@ app.command("eval")(eval_cmd)
 app.add_typer(bench_app, name="bench")
 app.add_typer(session_app, name="session")
 app.command("replay")(replay_cmd)
+reflow_help(app, tasks_app, bench_app, session_app)
 
 
 @app.callback(invoke_without_command=True)

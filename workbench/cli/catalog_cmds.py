@@ -11,7 +11,7 @@ from rich.table import Table
 from workbench.catalog import Catalog, Task, parse_config, render
 from workbench.catalog.guidance import LEVELS
 from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors, write_stdout
-from workbench.describe import signature_table
+from workbench.describe import signature_table, split_at_workloads_table
 
 tasks_app = typer.Typer(help="List tasks, or show one task's specification.", no_args_is_help=False)
 
@@ -49,7 +49,9 @@ def task_details(task: Task) -> list[object]:
 
     spec = task.spec
     signature = signature_table(task)
-    workloads = Table(title="Workloads", title_justify="left")
+    description = split_at_workloads_table(task.description_text())
+    # the description's own table of workloads gives way to this one (smoke workloads, sizes) in its place
+    workloads = Table(title=None if description else "Workloads", title_justify="left")
     for column in ("name", "kind", "axes", "GFLOP", "MB moved"):
         workloads.add_column(column)
     for kind, group in (("registered", spec.workloads), ("smoke (CPU)", spec.smoke_workloads)):
@@ -74,8 +76,11 @@ def task_details(task: Task) -> list[object]:
         f"[bold]{spec.id}[/]: {spec.title}\ncategory: {spec.category}   timing: {spec.timing.mode}   "
         f"constraints: {constraints}\ncorrectness: {'; '.join(rules)}, against {oracle}; no NaN or Inf"
     )
-    requirements = "\n".join(f"- {r}" for r in spec.requirements)
-    return [header, Markdown(task.description_text()), signature, workloads, Markdown("**Requirements**\n\n" + requirements)]
+    requirements = Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in spec.requirements))
+    if description is None:
+        return [header, Markdown(task.description_text()), signature, workloads, requirements]
+    before, after = description
+    return [header, Markdown(before), workloads, Markdown(after), signature, requirements]
 
 
 @tasks_app.command("show")

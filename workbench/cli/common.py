@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,3 +63,14 @@ def user_errors() -> Iterator[None]:
 def write_stdout(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def reflow_help(*apps: typer.Typer) -> None:
+    """Give each command of `apps` its docstring with every paragraph on one line, as its help: typer's
+    rich help keeps the source's line breaks after the first paragraph, and the terminal then breaks
+    those lines again mid-sentence."""
+    for typer_app in apps:
+        for info in typer_app.registered_commands:
+            if info.help is None and info.callback is not None and info.callback.__doc__:
+                paragraphs = inspect.cleandoc(info.callback.__doc__).split("\n\n")
+                info.help = "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)

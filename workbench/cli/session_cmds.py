@@ -1,10 +1,10 @@
-"""`session new|run|list|show|export` and `replay`: sessions from the shell, headless."""
+"""`session new|run|list|show|logs|diff|stop|export|rm` and `replay`: sessions from the shell, headless."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,6 +18,7 @@ from workbench.cli.common import (
     TasksDir,
     catalog,
     fail,
+    stderr,
     stdout,
     user_errors,
     write_stdout,
@@ -53,13 +54,14 @@ def session_errors() -> Iterator[None]:
 
 
 def _device(device: str) -> str:
-    """ "auto" resolved here; a named device only checked for syntax (the session may run elsewhere)."""
-    from workbench.device import check_device_name, resolve_device
+    """ "auto" resolved here; a cuda name needs a CUDA device here (`session run` runs on this machine)."""
+    from workbench.device import resolve_device
 
-    return resolve_device("auto") if device == "auto" else check_device_name(device)
+    return resolve_device(device)
 
 
 def _print_event(event: Event) -> None:
+    """`session run`'s line for an event: revisions, evaluations, the driver's output, the ending."""
     from workbench.session.format import describe
 
     line = describe(event)
@@ -67,12 +69,23 @@ def _print_event(event: Event) -> None:
         write_stdout(line + "\n")
 
 
+def _print_results(event: Event) -> None:
+    """`session run --quiet`: the same lines without the driver's output."""
+    if event.type != "driver_output":
+        _print_event(event)
+
+
 def _run(
-    store: SessionStore, ref: SessionRef, tasks_dir: Path | None, guidance_dir: Path | None, idle_exit: float | None, quiet: bool
+    store: SessionStore,
+    ref: SessionRef,
+    tasks_dir: Path | None,
+    guidance_dir: Path | None,
+    idle_exit: float | None,
+    on_event: Callable[[Event], None] | None,
 ) -> RunResult:
     from workbench.session.runner import Runner, stop_on_signals
 
-    runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit, on_event=None if quiet else _print_event)
+    runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit, on_event=on_event)
     with stop_on_signals(runner):
         return runner.run()
 
@@ -102,7 +115,8 @@ def new_cmd(
 ) -> None:
     """Create a session: sessions/<id>/ with session.toml and a git workspace whose first commit is the template.
 
-    Prints the session id and the workspace path. Exit code 2 for bad usage.
+    Prints the session id and the workspace path. Exit code 2 for bad usage, also for --device cuda on a
+    machine without a CUDA device (use --device cpu there).
     """
     from workbench.session.create import create_session
     from workbench.session.store import SessionStore
@@ -135,16 +149,20 @@ def run_cmd(
         float | None,
         typer.Option("--idle-exit", min=0, help="Human driver: end after SECONDS with no revision and no evaluation."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing while running.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="Leave out the driver's output (revision and evaluation lines are still printed).")
+    ] = False,
     sessions_dir: SessionsDir = None,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
 ) -> None:
-    """Run a session headless (or resume it): one line per revision and evaluation.
+    """Run a session headless (or resume it): one line per revision and evaluation, and the driver's
+    output ("stdout: ..."/"stderr: ..." lines of a command driver) as it comes unless --quiet.
 
-    Returns when the driver ends and every queued evaluation finished. Exit code 0 when a revision
-    passed (it is the submission), 1 when none did, 2 for bad usage or a session already being run,
-    130 when interrupted twice.
+    Returns when the driver ends and every queued evaluation finished. Ctrl-C or SIGTERM (`session stop`)
+    stops the driver, lets queued evaluations finish and records the submission. Exit code 0 when a
+    revision passed (it is the submission), 1 when none did, 2 for bad usage or a session already being
+    run, 130 when interrupted twice.
     """
     from workbench.session.store import SessionStore
 
@@ -152,7 +170,7 @@ def run_cmd(
         store = SessionStore(sessions_dir)
         ref = store.resolve(session_id)
         try:
-            result = _run(store, ref, tasks_dir, guidance_dir, idle_exit, quiet)
+            result = _run(store, ref, tasks_dir, guidance_dir, idle_exit, _print_results if quiet else _print_event)
         except KeyboardInterrupt:
             raise fail("interrupted; `d2k-workbench session run` resumes the session", 130) from None
     raise _finish(result)
@@ -196,13 +214,181 @@ def show_cmd(
         out.print(part)
 
 
+@session_app.command("logs")
+def logs_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new events until the session ends (or Ctrl-C).")
+    ] = False,
+    types: Annotated[
+        list[str] | None,
+        typer.Option("--type", "-t", help="Only events of this type (repeatable, or comma-separated), e.g. driver_output."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per event (the log's records) instead of text.")
+    ] = False,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Print a session's events, one line each: sequence number, time, type, and what happened (the
+    driver's output, revisions, evaluations with status and speedup, model turns, the ending).
+
+    With --follow, new events are printed as the runner writes them, until the session ends (its runner
+    finishes) or Ctrl-C; a session not being run is waited for. Event types: session_started, revision,
+    eval_started, eval_finished, eval_skipped, model_call, tool_call, tool_result, driver_output,
+    driver_finished, submission, judge_verdict, review, session_finished, error. Exit code 0, or 2 for an
+    unknown session or event type.
+    """
+    from workbench.session.format import log_line
+    from workbench.session.logs import LogNote, parse_types, session_log
+    from workbench.session.store import SessionStore
+
+    with session_errors():
+        wanted = parse_types(types or [])
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        notes = stderr()
+        try:
+            for item in session_log(store, ref, follow=follow):
+                if isinstance(item, LogNote):
+                    notes.print(f"note: {item.message}", highlight=False, markup=False, soft_wrap=True)
+                elif wanted is None or item.type in wanted:
+                    write_stdout((item.model_dump_json(exclude={"mac"}) if as_json else log_line(item)) + "\n")
+        except KeyboardInterrupt:  # the way to stop following
+            pass
+        except BrokenPipeError:  # `session logs ID | head`
+            _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    """After the reader of stdout went away: nothing more to write, and no error when Python flushes at exit."""
+    import os
+    import sys
+
+    with suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+@session_app.command("diff")
+def diff_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
+    rev_a: Annotated[int, typer.Argument(metavar="A", help="The older revision's number, as `session show` lists it.")],
+    rev_b: Annotated[int, typer.Argument(metavar="B", help="The newer revision's number.")],
+    context: Annotated[int, typer.Option("--context", "-U", min=0, help="Lines of context around each change.")] = 3,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Print the unified diff of the solution (solution.py) from revision A to revision B.
+
+    Revision 1 is the template. Prints nothing on stdout when both hold the same solution (a note on
+    stderr). Exit code 0, or 2 for an unknown session or a revision it does not have (the message gives
+    the valid range).
+    """
+    from workbench.session.diff import revision_diff
+    from workbench.session.store import SessionStore
+
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        text = revision_diff(ref.dir, rev_a, rev_b, context=context)
+    if text:
+        write_stdout(text)
+    else:
+        stderr().print(f"revisions {rev_a} and {rev_b} of {ref.id} hold the same solution", highlight=False, soft_wrap=True)
+
+
+@session_app.command("stop")
+def stop_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
+    wait: Annotated[
+        float,
+        typer.Option("--wait", min=0, help="Seconds to wait for the runner to end (0: ask it to stop and return at once)."),
+    ] = 60.0,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Stop a running session cleanly, as Ctrl-C on its `session run` would (the runner gets SIGTERM).
+
+    The driver stops (a command is terminated), the last edits are committed, queued evaluations finish,
+    and the log ends with the submission and session_finished; `session run` can resume it later. Exit
+    code 0 when the runner ended within --wait (or, with --wait 0, was asked to stop); 1 when the session
+    is not being run (nothing to stop) or its runner is still finishing evaluations after --wait seconds
+    (it ends by itself); 2 for an unknown session.
+    """
+    from workbench.session.stop import SessionNotRunning, stop_session
+    from workbench.session.store import SessionStore
+
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        try:
+            pid = store.runner_pid(ref)
+            if pid is not None and wait > 0:
+                stderr().print(
+                    f"asked the runner of {ref.id} (pid {pid}) to stop; waiting up to {wait:g} s for its queued evaluations",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+            outcome = stop_session(store, ref, wait)
+        except SessionNotRunning as exc:
+            raise fail(exc.message, EXIT_FAILED) from None
+    if outcome.ended:
+        submission = f"; submission: rev {outcome.submission_rev}" if outcome.submission_rev is not None else ""
+        how = f": {outcome.reason}{submission}" if outcome.reason else " (no session_finished in its log)"
+        write_stdout(f"session {ref.id} stopped{how}\n")
+    elif wait == 0:
+        write_stdout(f"asked the runner of {ref.id} (pid {outcome.pid}) to stop; it finishes its queued evaluations\n")
+    else:
+        raise fail(
+            f"the runner of {ref.id} (pid {outcome.pid}) is still finishing queued evaluations after {wait:g} s; it ends "
+            f"by itself (`d2k-workbench session logs {ref.id} --follow` shows when)",
+            EXIT_FAILED,
+        )
+
+
+@session_app.command("rm")
+def rm_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Delete a session: its folder, with the event log, the workspace and its git history.
+
+    Asks first unless --yes. Refuses the shipped examples and a session being run (`session stop` it
+    first). Exit code 0 when deleted, 1 when not confirmed (nothing deleted), 2 for an unknown session,
+    a shipped example or a session being run.
+    """
+    from workbench.session.remove import check_removable, remove_session
+    from workbench.session.store import SessionStore
+
+    with session_errors():
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        check_removable(store, ref)
+        row = store.summary(ref)
+    if not yes:
+        what = f"{row.task}, {row.revisions} revision(s)" if row.problem is None else "unreadable"
+        try:
+            confirmed = typer.confirm(f"delete session {ref.id} ({what}) and its folder {ref.dir}?", default=False, err=True)
+        except typer.Abort:  # no answer (stdin closed)
+            confirmed = False
+        if not confirmed:
+            raise fail("nothing deleted (--yes deletes without asking)", EXIT_FAILED)
+    with session_errors():
+        remove_session(store, ref)
+    write_stdout(f"deleted session {ref.id} ({ref.dir})\n")
+
+
 @session_app.command("export")
 def export_cmd(
     session_id: Annotated[str, typer.Argument(help="Session id.")],
-    dest: Annotated[Path, typer.Argument(help="Folder to create: session.toml, events.jsonl, workspace.bundle.")],
+    dest: Annotated[
+        Path, typer.Argument(help="The folder to create (or an empty one): session.toml, events.jsonl, workspace.bundle.")
+    ],
     sessions_dir: SessionsDir = None,
 ) -> None:
-    """Export a finished session in the shipped-example form (its git history as one bundle file)."""
+    """Export a finished session in the shipped-example form (its git history as one bundle file).
+
+    DEST itself becomes the exported session (to ship one: sessions/examples/<id>). Exit code 0, or 2 when
+    DEST exists and is not an empty folder, or the session is being run or was never run.
+    """
     from workbench.session.export import export_session
     from workbench.session.store import SessionStore
 
@@ -245,7 +431,7 @@ def replay_cmd(
         if not quiet:
             write_stdout(f"replay session {ref.id}\n")
         try:
-            result = _run(store, ref, tasks_dir, guidance_dir, None, quiet)
+            result = _run(store, ref, tasks_dir, guidance_dir, None, None if quiet else _print_event)
         except KeyboardInterrupt:
             raise fail(f"interrupted; `d2k-workbench session run {ref.id}` resumes the replay", 130) from None
     raise _finish(result)

@@ -8,7 +8,7 @@ before it was evaluated), `driver_output` (lines printed by a command driver) an
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -84,6 +84,18 @@ class ModelCall(_Event):
     latency_s: float
     stop_reason: str = ""
     text: str = ""
+    message: dict[str, Any] = {}  # the whole assistant turn (workbench.llm.AssistantTurn): a resume rebuilds it
+
+
+class ModelRetry(_Event):
+    """A model call that failed transiently (429, 5xx, timeout) and is tried again after `wait_s`."""
+
+    type: Literal["model_retry"] = "model_retry"
+    turn: int
+    attempt: int  # 1 for the first retry
+    wait_s: float
+    status: int | None = None  # the HTTP status, if any
+    message: str
 
 
 class ToolCall(_Event):
@@ -156,6 +168,7 @@ Event = Annotated[
     | EvalFinished
     | EvalSkipped
     | ModelCall
+    | ModelRetry
     | ToolCall
     | ToolResult
     | DriverOutput
@@ -168,3 +181,6 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENT_TYPES: tuple[str, ...] = tuple(
+    str(model.model_fields["type"].default) for model in get_args(get_args(Event)[0])
+)  # "session_started", "revision", ...: every record's `type`, in the order above

@@ -4,6 +4,7 @@ runner's output), the `session list` and `session show` tables, their JSON, spee
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import RenderableType
@@ -13,15 +14,21 @@ from rich.text import Text
 
 from workbench.session.events import (
     DriverFinished,
+    DriverOutput,
     Error,
     EvalFinished,
     EvalSkipped,
     EvalStarted,
     Event,
+    JudgeVerdict,
+    ModelCall,
+    Review,
     Revision,
     SessionFinished,
     SessionStarted,
     Submission,
+    ToolCall,
+    ToolResult,
 )
 from workbench.session.state import RevisionState, SessionState, WorkloadState
 from workbench.session.store import SessionSummary, SessionView
@@ -46,6 +53,8 @@ def workload_brief(workload: WorkloadState) -> str:
 
 def describe(event: Event) -> str | None:
     """The line `session run` prints for an event, or None for events it does not print."""
+    if isinstance(event, DriverOutput):
+        return f"{event.stream}: {one_line(event.text)}"
     if isinstance(event, SessionStarted):
         how = "resumed" if event.resumed else "started"
         return f"session {how}: {event.task} guidance={event.guidance} driver={event.driver} device={event.device}"
@@ -79,6 +88,46 @@ def describe(event: Event) -> str | None:
     if isinstance(event, Error):
         return f"error{f' in {event.where}' if event.where else ''}: {event.message}"
     return None
+
+
+LINE_LIMIT = 400  # characters of one event's line; the rest is cut with an ellipsis
+
+
+def one_line(text: str, limit: int = LINE_LIMIT) -> str:
+    """The first line of a text ("first …" when more followed), at most `limit` characters; its
+    indentation kept (a traceback's lines stay readable)."""
+    first, *rest = text.rstrip().lstrip("\r\n").splitlines() or [""]
+    line = first + (" …" if rest else "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def event_summary(event: Event) -> str:
+    """One line for any event: `describe()`'s where it has one, else the model's turn, the tool call or
+    result, the judge's verdict or the review; an unknown kind by its type."""
+    if isinstance(event, ModelCall):
+        usage = event.usage
+        cost = f" ${event.cost_usd:.4f}" if event.cost_usd is not None else ""
+        tokens = usage.uncached_input + usage.cache_read + usage.cache_write
+        said = f": {one_line(event.text)}" if event.text else ""
+        took = f"{event.latency_s:.1f} s" + (f" {event.stop_reason}" if event.stop_reason else "")
+        return f"turn {event.turn} {event.model}: {tokens} in / {usage.output} out{cost} {took}{said}"
+    if isinstance(event, ToolCall):
+        args = ", ".join(f"{name}={str(value)[:40]}" for name, value in event.arguments.items())
+        return f"turn {event.turn} tool {event.name}({one_line(args)})"
+    if isinstance(event, ToolResult):
+        return f"turn {event.turn} tool result {'ok' if event.ok else 'failed'}: {one_line(event.content)}"
+    if isinstance(event, JudgeVerdict):
+        return f"judge verdict on rev {event.rev}"
+    if isinstance(event, Review):
+        return f"review of rev {event.rev}"
+    return one_line(describe(event) or event.type)
+
+
+def log_line(event: Event) -> str:
+    """`session logs`: "  12 14:03:41 eval_finished  rev 3 passed ...": sequence number, local time,
+    type and the event's one line."""
+    when = datetime.fromtimestamp(event.ts).strftime("%H:%M:%S")
+    return f"{event.seq:>5} {when} {event.type:<16} {event_summary(event)}"
 
 
 def view_json(view: SessionView, running: bool) -> dict[str, object]:

@@ -327,12 +327,16 @@ class Runner:
 
 @contextmanager
 def stop_on_signals(runner: Runner) -> Iterator[None]:
-    """First Ctrl-C/SIGTERM: stop the driver, finish queued evaluations, record the selection.
-    A second one: give up at once (KeyboardInterrupt); the next run resumes the session."""
+    """First Ctrl-C/SIGTERM (`session stop`, the workbench's stop key): stop the driver, finish queued
+    evaluations, record the selection and `session_finished`. A second Ctrl-C: give up at once
+    (KeyboardInterrupt; the next run resumes the session). A repeated SIGTERM changes nothing: a stop
+    asked for twice must not lose the run's ending."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if runner.stop.is_set():
-            raise KeyboardInterrupt
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            return
         runner.request_stop(f"stopped by {signal.Signals(signum).name}")
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}

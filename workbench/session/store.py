@@ -245,8 +245,13 @@ class SessionStore:
 
     def workspace(self, ref: SessionRef) -> Workspace:
         """The session's git history: its workspace, or for a shipped example a cached clone of its bundle."""
-        if (ref.workspace / ".git").is_dir():
-            return Workspace(ref.workspace)
-        if ref.bundle.is_file():
-            return Workspace.from_bundle(ref.bundle)
-        raise WorkspaceError(f"session {ref.id} has neither a workspace/ repository nor a workspace.bundle")
+        return open_workspace(ref)
+
+
+def open_workspace(ref: SessionRef) -> Workspace:
+    """A session's git history: its workspace/ repository, or a cached clone of its workspace.bundle."""
+    if (ref.workspace / ".git").is_dir():
+        return Workspace(ref.workspace)
+    if ref.bundle.is_file():
+        return Workspace.from_bundle(ref.bundle)
+    raise WorkspaceError(f"session {ref.id} has neither a workspace/ repository nor a workspace.bundle")

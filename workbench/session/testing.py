@@ -12,12 +12,14 @@ The folder is made as `session new` makes it (the log's integrity key, session.t
 whose first commit holds the first solution), further revisions are git commits on top of it and the log
 is written by the real `EventWriter` (sequence numbers, timestamps, integrity seals, the session lock),
 so the store, `session show`, the replay driver and the workbench read it like a recorded session.
-Nothing here runs an evaluation or a driver.
+Nothing here runs an evaluation or a driver; `stand_in_runner` holds a session's lock in another process
+as a runner does, until it is asked to stop (SIGTERM), so that stopping a running session can be tested.
 """
 
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -213,3 +215,33 @@ def finished_session(
     state = SessionState.from_events(write_events(ref, events))
     write_events(ref, ending(state, config.driver))
     return ref
+
+
+_STAND_IN = """
+import signal, sys, threading
+from pathlib import Path
+from workbench.session.eventlog import EventWriter
+from workbench.session.events import DriverFinished, SessionFinished
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
+with EventWriter(Path(sys.argv[1]), secrets={}) as writer:
+    print("holding", flush=True)
+    stop.wait(float(sys.argv[2]))
+    writer.append(DriverFinished(driver=sys.argv[3], reason="stopped"))
+    writer.append(SessionFinished(reason="stopped"))
+"""
+
+
+def stand_in_runner(ref: SessionRef, driver: str = "human", timeout_s: float = 60.0) -> subprocess.Popen[str]:
+    """A process that holds the session's lock (its pid in the lock file, as a runner's) until SIGTERM or
+    `timeout_s`, then logs driver_finished and session_finished ("stopped") and exits. Returns once it holds
+    the lock; the caller waits for it (or kills it)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _STAND_IN, str(ref.dir), str(timeout_s), driver],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if process.stdout is None or process.stdout.readline().strip() != "holding":
+        process.kill()
+        raise RuntimeError(f"the stand-in runner of {ref.id} did not start (exit {process.wait()})")
+    return process

@@ -1,18 +1,32 @@
-"""What every screen of the app shares: the catalogue, the session store and the roots they came from."""
+"""What every screen of the app shares: the catalogue, the session store, the roots they came from, and
+what the launch dialog was last set to (kept per app, never in a global)."""
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from workbench import paths
-from workbench.catalog import Catalog
+from workbench.catalog import Catalog, GuidanceConfig
 from workbench.session.store import EXAMPLES_DIR, SessionStore
 
 _NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")
+DEFAULT_IDLE_EXIT_MIN = 30  # a human session launched from the workbench ends after this long without a revision
+
+
+@dataclass
+class LaunchChoices:
+    """The launch dialog's last choices in this app, so that it opens as it was left (the fields as typed)."""
+
+    guidance: GuidanceConfig = "none"
+    driver: str = "human"
+    command: str = ""
+    device: str = "cpu"
+    idle_exit_min: str = str(DEFAULT_IDLE_EXIT_MIN)  # human driver; "" = never
+    eval_timeout_s: str = ""  # "" = the harness default
 
 
 @dataclass(frozen=True)
@@ -23,6 +37,7 @@ class WorkbenchContext:
     guidance_dir: Path
     sessions_dir: Path
     examples_dir: Path | None = EXAMPLES_DIR
+    launch: LaunchChoices = field(default_factory=LaunchChoices, compare=False)
 
     @classmethod
     def from_roots(
@@ -49,8 +64,9 @@ class WorkbenchContext:
         """One store per app, so that its cache of session summaries lasts between refreshes."""
         return SessionStore(self.sessions_dir, self.examples_dir)
 
-    def runner_command(self, session_id: str) -> list[str]:
-        """`d2k-workbench session run ID` with this app's roots, by the interpreter running the app."""
+    def runner_command(self, session_id: str, idle_exit_s: float | None = None) -> list[str]:
+        """`d2k-workbench session run ID` with this app's roots (and `--idle-exit SECONDS` when given), by
+        the interpreter running the app."""
         script = Path(sys.executable).parent / "d2k-workbench"
         head = [str(script)] if script.is_file() and os.access(script, os.X_OK) else [sys.executable, "-m", "workbench"]
         return [
@@ -64,6 +80,7 @@ class WorkbenchContext:
             str(self.tasks_dir),
             "--guidance-dir",
             str(self.guidance_dir),
+            *(["--idle-exit", f"{idle_exit_s:g}"] if idle_exit_s is not None else []),
         ]
 
 

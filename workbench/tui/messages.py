@@ -17,11 +17,18 @@ from workbench.session.workspace import Workspace
 
 @dataclass
 class TaskRow:
-    """One task with its guidance and the best result any session recorded for it."""
+    """One task folder: the task with its guidance and the best result any session recorded for it, or
+    (`problem` set) why the task or its guidance cannot be used (`task` is then None when it did not load)."""
 
-    task: Task
+    task_id: str
+    task: Task | None
     guidance: Guidance | None
     best: str  # "" when no session has a passing revision
+    problem: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.task is not None and self.problem is None
 
 
 class TasksLoaded(Message):
@@ -68,10 +75,23 @@ class CodeLoaded(Message):
 
 
 class SessionLaunched(Message):
-    """A session was created and its runner started (pid), with the runner's log file."""
+    """A session was created and its runner started (pid), with the runner's log file and what to tell the
+    user (for a human session: where to edit)."""
 
-    def __init__(self, ref: SessionRef, pid: int, log: str) -> None:
+    def __init__(self, ref: SessionRef, pid: int, log: str, notice: str) -> None:
         super().__init__()
         self.ref = ref
         self.pid = pid
         self.log = log
+        self.notice = notice
+
+
+class LaunchOptionsLoaded(Message):
+    """For the launch dialog's task: its workloads (name, kind) and the sessions of it a replay can re-run
+    (id, label)."""
+
+    def __init__(self, task: str, workloads: list[tuple[str, str]], sources: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.task = task
+        self.workloads = workloads
+        self.sources = sources

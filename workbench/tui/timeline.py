@@ -2,15 +2,18 @@
 
 The state shown is always `SessionState` after applying the first `position` events one at a time.
 Live sessions append events as they arrive and, while following, move the position to the end;
-replay moves the position by steps, seeks and play. Nothing here touches Textual, git or files.
+stepping moves the position by revision (to where each revision's evaluation ended), by event, to the
+start or end, or plays. Nothing here touches Textual, git or files.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from workbench.session.events import Event
+from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Event, Revision, Submission
 from workbench.session.state import SessionState
+
+_REVISION_EVENTS = (Revision, EvalStarted, EvalFinished, EvalSkipped)
 
 
 @dataclass
@@ -20,10 +23,48 @@ class Timeline:
     events: list[Event] = field(default_factory=list)
     position: int = 0
     state: SessionState = field(default_factory=SessionState)
+    _stops: dict[int, int] = field(default_factory=dict, init=False, repr=False)  # rev -> its stop
+    _revisions: set[int] = field(default_factory=set, init=False, repr=False)
+    _submission: Submission | None = field(default=None, init=False, repr=False)
+    _submission_at: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index(0)
+
+    def _index(self, start: int) -> None:
+        for offset, event in enumerate(self.events[start:], start=start + 1):
+            if isinstance(event, _REVISION_EVENTS):
+                self._stops[event.rev] = offset  # after the revision's last event so far
+                if isinstance(event, Revision):
+                    self._revisions.add(event.rev)
+            elif isinstance(event, Submission):
+                self._submission, self._submission_at = event, offset
 
     def extend(self, events: list[Event]) -> None:
         """Record newly arrived events (the position does not move)."""
+        start = len(self.events)
         self.events.extend(events)
+        self._index(start)
+
+    @property
+    def revision_count(self) -> int:
+        """Revisions among all recorded events (not only the applied ones)."""
+        return len(self._revisions)
+
+    @property
+    def submission(self) -> Submission | None:
+        """The latest submission among all recorded events, whatever the position."""
+        return self._submission
+
+    @property
+    def submission_ahead(self) -> bool:
+        """The recorded submission lies after the position (the state shown does not have it yet)."""
+        return self._submission is not None and self._submission_at > self.position
+
+    def revision_stops(self) -> list[int]:
+        """Positions where stepping by revision stops: just after each revision's evaluation ended
+        (finished or skipped), or after its latest event while it is still pending."""
+        return sorted(set(self._stops.values()))
 
     @property
     def waiting(self) -> int:
@@ -51,6 +92,14 @@ class Timeline:
 
     def step(self, delta: int) -> bool:
         return self.seek(self.position + delta)
+
+    def step_revision(self, direction: int) -> bool:
+        """To the next revision stop (direction > 0; the end after the last one) or the previous one
+        (direction < 0; the start before the first one). Returns True when the position changed."""
+        stops = self.revision_stops()
+        if direction > 0:
+            return self.seek(next((p for p in stops if p > self.position), len(self.events)))
+        return self.seek(next((p for p in reversed(stops) if p < self.position), 0))
 
     def to_end(self) -> bool:
         return self.seek(len(self.events))

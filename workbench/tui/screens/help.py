@@ -16,10 +16,16 @@ ABOUT = """\
 d2k-workbench: browse D2K-Bench tasks and their expert guidance, launch sessions, watch them live and replay them.
 
 Areas:  t tasks   s sessions   n new session   ctrl+p command palette (every key below is also a command)
-Session view: the revision table (★ = submission), the code of the selected revision and its diff to the
-previous one, the event log, and latency by revision. Live and replay are the same view: the position
-moves over the recorded events; a live session follows new events until you scroll the log up or step back.
-Sessions launched here keep running when the app closes; reopen the app to watch them again.
+Session view: the revision table (★ = the session's submission, marked at every position), the code of the
+selected revision and its diff to the previous one, the event log, and latency by revision. Watching live
+and stepping through a recorded session are the same view, its position moving over the recorded events
+(this stepping is the view's own; the "replay" driver is something else: a new session re-running a
+recorded one). [ ] step by revision (to where its evaluation ended), { } by event, < > to the start or
+end, space plays event by event, f follows a live session; up/down select a revision's code without
+moving the position. The header says where you are: "stepping: revision 3/7" or "live: revision 3/7".
+A live session follows new events until you scroll the log up or step back; x stops its runner.
+Sessions launched here keep running when the app closes (a human session ends after its idle time);
+reopen the app to watch them again.
 """
 
 

@@ -1,27 +1,34 @@
-"""The launch dialog: create a session (as `session new` does) and start its runner as a detached process."""
+"""The launch dialog: create a session (as `session new` does) and start its runner as a detached process.
+
+Every field can be reached with Tab. The driver's own fields stay reachable whatever the driver: typing a
+command picks the command driver, choosing a session to replay picks the replay driver. What the dialog was
+set to is kept in the app's context (`WorkbenchContext.launch`) for the next time it opens.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 from dataclasses import dataclass
+from typing import cast
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 from workbench.catalog import CONFIGS, GuidanceConfig
+from workbench.catalog.errors import CatalogError
 from workbench.errors import UsageError, WorkbenchError
 from workbench.session.create import create_session
 from workbench.session.layout import SessionRef
 from workbench.tui.context import WorkbenchContext, gpu_devices
-from workbench.tui.messages import SessionLaunched
+from workbench.tui.messages import LaunchOptionsLoaded, SessionLaunched
 from workbench.tui.screens.base import STYLES, WorkbenchModal
 
 RUNNER_LOG = "runner.log"  # the runner's stdout/stderr, in the session directory
-LAUNCH_DRIVERS = ("human", "command")
+LAUNCH_DRIVERS = ("human", "command", "replay")
 
 
 @dataclass(frozen=True)
@@ -31,25 +38,29 @@ class LaunchRequest:
     driver: str
     command: str | None
     device: str
+    from_session: str | None = None  # replay driver: the recorded session
+    workloads: list[str] | None = None  # None: the harness default
+    eval_timeout_s: float | None = None  # None: the harness default
+    idle_exit_s: float | None = None  # human driver: end after this long without a revision; None: never
 
 
-def launch(context: WorkbenchContext, request: LaunchRequest) -> tuple[SessionRef, int, str]:
-    """Create the session and start `d2k-workbench session run ID` detached (it outlives the app).
+@dataclass(frozen=True)
+class Launched:
+    """A session created and its runner started."""
 
-    Returns the session, the runner's pid and the path of its log file. WorkbenchError for a bad request."""
-    ref = create_session(
-        context.store,
-        context.catalog,
-        request.task,
-        guidance=request.guidance,
-        driver=request.driver,
-        command=request.command,
-        device=request.device,
-    )
+    ref: SessionRef
+    driver: str
+    pid: int
+    log: str
+    idle_exit_s: float | None
+
+
+def start_runner(context: WorkbenchContext, ref: SessionRef, idle_exit_s: float | None) -> tuple[int, str]:
+    """Start `d2k-workbench session run ID` detached (it outlives the app); its pid and log file."""
     log_path = ref.dir / RUNNER_LOG
     with open(log_path, "ab") as log, open(os.devnull, "rb") as stdin:
         process = subprocess.Popen(
-            context.runner_command(ref.id),
+            context.runner_command(ref.id, idle_exit_s),
             cwd=ref.dir,
             stdin=stdin,
             stdout=log,
@@ -57,11 +68,60 @@ def launch(context: WorkbenchContext, request: LaunchRequest) -> tuple[SessionRe
             start_new_session=True,
             close_fds=True,
         )
-    return ref, process.pid, str(log_path)
+    return process.pid, str(log_path)
+
+
+def launch(context: WorkbenchContext, request: LaunchRequest) -> Launched:
+    """Create the session and start its runner. WorkbenchError for a bad request."""
+    ref = create_session(
+        context.store,
+        context.catalog,
+        request.task,
+        guidance=request.guidance,
+        driver=request.driver,
+        command=request.command,
+        from_session=request.from_session,
+        device=request.device,
+        workloads=request.workloads,
+        eval_timeout_s=request.eval_timeout_s,
+    )
+    idle_exit_s = request.idle_exit_s if request.driver == "human" else None
+    pid, log = start_runner(context, ref, idle_exit_s)
+    return Launched(ref, request.driver, pid, log, idle_exit_s)
+
+
+def positive_number(text: str, what: str) -> float | None:
+    """A field's number (> 0), or None when it is empty; UsageError naming the field otherwise."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"{what}: a number greater than 0, or empty")
+    return value
+
+
+def started_notice(launched: Launched) -> str:
+    """What the notification says once a session started; for a human session, where to edit."""
+    ref = launched.ref
+    if launched.driver == "human":
+        ends = (
+            f"it ends after {launched.idle_exit_s / 60:g} min without a new revision"
+            if launched.idle_exit_s is not None
+            else "it runs until stopped"
+        )
+        return (
+            f"session {ref.id} started: edit {ref.workspace / 'solution.py'} (each save is a revision, evaluated "
+            f"as it lands; {ends}, or press x in its view). Runner pid {launched.pid}, log {launched.log}"
+        )
+    return f"session {ref.id} started (runner pid {launched.pid}; log {launched.log}; workspace {ref.workspace})"
 
 
 class LaunchScreen(WorkbenchModal):
-    """Task, guidance configuration, driver (human or a command), device; Start creates and runs the session."""
+    """Task, guidance, driver (human, a command or a replay) with its fields, device, evaluation options."""
 
     CSS_PATH = STYLES / "launch.tcss"
     BINDINGS = [
@@ -75,34 +135,155 @@ class LaunchScreen(WorkbenchModal):
         self.launching = False
 
     def compose(self) -> ComposeResult:
-        tasks = self.context.catalog.task_ids()
+        try:
+            tasks, problem = self.context.catalog.task_ids(), ""
+        except CatalogError as exc:  # no tasks folder: the dialog says so instead of failing to open
+            tasks, problem = [], exc.message
         devices = ["cpu", *gpu_devices()]
+        choices = self.context.launch
         initial_task = self.task_id if self.task_id in tasks else (tasks[0] if tasks else Select.BLANK)
-        with Vertical(id="launch-dialog"):
+        with VerticalScroll(id="launch-dialog"):
             yield Static("New session", id="launch-title")
-            yield Label("Task")
-            yield Select([(t, t) for t in tasks], value=initial_task, allow_blank=not tasks, id="launch-task")
-            yield Label("Guidance")
-            yield Select([(c, c) for c in CONFIGS], value="none", allow_blank=False, id="launch-guidance")
-            yield Label("Driver")
-            yield Select([(d, d) for d in LAUNCH_DRIVERS], value="human", allow_blank=False, id="launch-driver")
-            yield Input(placeholder="command driver: shell command run in the workspace", id="launch-command", disabled=True)
-            yield Label("Device" + ("" if len(devices) > 1 else " (no GPU found: cpu, Triton interpreter)"))
-            yield Select([(d, d) for d in devices], value="cpu", allow_blank=False, id="launch-device")
-            yield Static(id="launch-error")
+            with Horizontal(classes="launch-field"):
+                yield Label("Task")
+                yield Select([(t, t) for t in tasks], value=initial_task, allow_blank=not tasks, compact=True, id="launch-task")
+            with Horizontal(classes="launch-field"):
+                yield Label("Guidance")
+                yield Select(
+                    [(c, c) for c in CONFIGS], value=choices.guidance, allow_blank=False, compact=True, id="launch-guidance"
+                )
+            with Horizontal(classes="launch-field"):
+                yield Label("Driver")
+                driver = choices.driver if choices.driver in ("human", "command") else "human"
+                yield Select([(d, d) for d in LAUNCH_DRIVERS], value=driver, allow_blank=False, compact=True, id="launch-driver")
+            with Horizontal(classes="launch-field"):
+                yield Label("Command")
+                yield Input(
+                    choices.command,
+                    placeholder="command driver: shell command run in the workspace",
+                    compact=True,
+                    id="launch-command",
+                )
+            with Horizontal(classes="launch-field"):
+                yield Label("Replay of")
+                yield Select[str]([], prompt="replay driver: a recorded session of this task", compact=True, id="launch-from")
+            with Horizontal(classes="launch-field"):
+                yield Label("Idle exit (min)")
+                yield Input(
+                    choices.idle_exit_min,
+                    placeholder="human driver: minutes without a revision; empty: never",
+                    compact=True,
+                    id="launch-idle",
+                )
+            with Horizontal(classes="launch-field"):
+                yield Label("Device")
+                device = choices.device if choices.device in devices else "cpu"
+                cpu = "cpu" if len(devices) > 1 else "cpu (no GPU found: the Triton interpreter)"
+                yield Select(
+                    [(cpu if d == "cpu" else d, d) for d in devices],
+                    value=device,
+                    allow_blank=False,
+                    compact=True,
+                    id="launch-device",
+                )
+            with Horizontal(classes="launch-field"):
+                yield Label("Eval timeout (s)")
+                yield Input(
+                    choices.eval_timeout_s,
+                    placeholder="per evaluation; empty: the harness default",
+                    compact=True,
+                    id="launch-timeout",
+                )
+            with Horizontal(classes="launch-field -tight"):
+                yield Label("Workloads")
+                yield SelectionList[str](compact=True, id="launch-workloads")
+            yield Static("none ticked: the harness default (smoke workloads on cpu, all on a GPU)", classes="launch-hint")
+            yield Static(problem, id="launch-error")
             with Horizontal(id="launch-buttons"):
                 yield Button("Start", variant="primary", id="launch-start")
                 yield Button("Cancel", id="launch-cancel")
 
     def on_mount(self) -> None:
         self.query_one("#launch-task", Select).focus()
+        self._load_options()
+
+    # ---- what the chosen task offers: its workloads and the sessions a replay can re-run ---------------
+
+    def _load_options(self) -> None:
+        task = self.query_one("#launch-task", Select).value
+        if isinstance(task, str):
+            self.load_options(task)
+
+    @work(thread=True, exclusive=True, group="launch-options", name="reading the task's workloads", exit_on_error=False)
+    def load_options(self, task_id: str) -> None:
+        try:
+            task = self.context.catalog.task(task_id)
+        except CatalogError as exc:  # a bad task: the dialog says so; Start would say it again
+            self.app.call_from_thread(self._show_error, exc.message)
+            workloads: list[tuple[str, str]] = []
+        else:
+            workloads = [(w.name, "gpu") for w in task.spec.workloads] + [
+                (w.name, "cpu smoke") for w in task.spec.smoke_workloads
+            ]
+        sources = [
+            (row.id, f"{row.id} ({'example' if row.read_only else row.driver}, {row.revisions} revisions)")
+            for row in self.context.store.summaries()
+            if row.problem is None and row.task == task_id and row.revisions
+        ]
+        self.post_message(LaunchOptionsLoaded(task_id, workloads, sources))
+
+    def on_launch_options_loaded(self, message: LaunchOptionsLoaded) -> None:
+        if message.task != self.query_one("#launch-task", Select).value:
+            return  # the task changed since
+        box = self.query_one("#launch-workloads", SelectionList)
+        box.clear_options()
+        box.add_options([(f"{name} ({kind})", name) for name, kind in message.workloads])
+        self.query_one("#launch-from", Select).set_options([(label, source) for source, label in message.sources])
+
+    @on(Select.Changed, "#launch-task")
+    def _task_changed(self) -> None:
+        self._show_error("")
+        self._load_options()
+
+    # ---- the driver's fields pick the driver; the choices are remembered ---------------------------
 
     @on(Select.Changed, "#launch-driver")
     def _driver_changed(self, event: Select.Changed) -> None:
-        box = self.query_one("#launch-command", Input)
-        box.disabled = event.value != "command"
-        if not box.disabled:
-            box.focus()
+        """A driver chosen by the user moves on to its own field (not one set as the dialog opens or by
+        typing in that field)."""
+        focus = {"command": "#launch-command", "replay": "#launch-from"}.get(str(event.value))
+        if focus is not None and event.select.has_focus_within:
+            self.query_one(focus).focus()
+        self._remember()
+
+    @on(Input.Changed, "#launch-command")
+    def _command_typed(self, event: Input.Changed) -> None:
+        if event.value.strip():
+            self.query_one("#launch-driver", Select).value = "command"
+        self._remember()
+
+    @on(Select.Changed, "#launch-from")
+    def _source_chosen(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self.query_one("#launch-driver", Select).value = "replay"
+
+    @on(Select.Changed, "#launch-guidance")
+    @on(Select.Changed, "#launch-device")
+    @on(Input.Changed, "#launch-idle")
+    @on(Input.Changed, "#launch-timeout")
+    def _remember(self) -> None:
+        """Keep the fields as they are now in the app's context, for the next time the dialog opens."""
+        choices = self.context.launch
+        guidance = self.query_one("#launch-guidance", Select).value
+        if guidance in CONFIGS:
+            choices.guidance = cast("GuidanceConfig", guidance)
+        choices.driver = str(self.query_one("#launch-driver", Select).value)
+        choices.command = self.query_one("#launch-command", Input).value
+        choices.device = str(self.query_one("#launch-device", Select).value)
+        choices.idle_exit_min = self.query_one("#launch-idle", Input).value
+        choices.eval_timeout_s = self.query_one("#launch-timeout", Input).value
+
+    # ---- start and cancel --------------------------------------------------------------------------
 
     @on(Button.Pressed, "#launch-start")
     def _start_pressed(self) -> None:
@@ -112,8 +293,8 @@ class LaunchScreen(WorkbenchModal):
     def _cancel_pressed(self) -> None:
         self.action_cancel()
 
-    @on(Input.Submitted, "#launch-command")
-    def _command_submitted(self) -> None:
+    @on(Input.Submitted)
+    def _submitted(self) -> None:
         self.action_start()
 
     def request(self) -> LaunchRequest:
@@ -122,12 +303,23 @@ class LaunchScreen(WorkbenchModal):
             raise UsageError("choose a task")
         driver = str(self.query_one("#launch-driver", Select).value)
         command = self.query_one("#launch-command", Input).value.strip() or None
+        source = self.query_one("#launch-from", Select).value
+        if driver == "command" and not command:
+            raise UsageError("the command driver needs a command")
+        if driver == "replay" and not isinstance(source, str):
+            raise UsageError("the replay driver needs a recorded session to replay (Replay of)")
+        idle_min = positive_number(self.query_one("#launch-idle", Input).value, "idle exit (minutes)")
+        workloads = [str(name) for name in self.query_one("#launch-workloads", SelectionList).selected]
         return LaunchRequest(
             task,
-            self.query_one("#launch-guidance", Select).value,  # type: ignore[arg-type]
+            cast("GuidanceConfig", self.query_one("#launch-guidance", Select).value),
             driver,
             command if driver == "command" else None,
             str(self.query_one("#launch-device", Select).value),
+            from_session=source if driver == "replay" and isinstance(source, str) else None,
+            workloads=workloads or None,
+            eval_timeout_s=positive_number(self.query_one("#launch-timeout", Input).value, "eval timeout (seconds)"),
+            idle_exit_s=idle_min * 60 if idle_min is not None and driver == "human" else None,
         )
 
     def action_start(self) -> None:
@@ -135,33 +327,35 @@ class LaunchScreen(WorkbenchModal):
             return
         try:
             request = self.request()
-            if request.driver == "command" and not request.command:
-                raise UsageError("the command driver needs a command")
         except WorkbenchError as exc:
-            self.query_one("#launch-error", Static).update(str(exc))
+            self._show_error(str(exc))
             return
+        self._remember()
         self.launching = True
-        self.query_one("#launch-error", Static).update("creating the session…")
+        self._show_error("creating the session…")
         self.start_session(request)
 
     @work(thread=True, exclusive=True, group="launch", name="launching the session", exit_on_error=False)
     def start_session(self, request: LaunchRequest) -> None:
         try:
-            ref, pid, log = launch(self.context, request)
+            launched = launch(self.context, request)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
         except Exception:
             self.app.call_from_thread(self._failed, "could not start the session (see the notice)")
             raise
-        self.post_message(SessionLaunched(ref, pid, log))
+        self.post_message(SessionLaunched(launched.ref, launched.pid, launched.log, started_notice(launched)))
+
+    def _show_error(self, text: str) -> None:
+        self.query_one("#launch-error", Static).update(text)
 
     def _failed(self, text: str) -> None:
         self.launching = False
-        self.query_one("#launch-error", Static).update(text)
+        self._show_error(text)
 
     def on_session_launched(self, message: SessionLaunched) -> None:
-        self.notify(f"session {message.ref.id} started (runner pid {message.pid}; log {message.log})")
+        self.notify(message.notice, title="Session started", timeout=20)
         self.dismiss(message.ref)
 
     def action_cancel(self) -> None:

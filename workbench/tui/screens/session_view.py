@@ -1,8 +1,9 @@
-"""The session view: live and replay through one code path (a Timeline of events applied one at a time).
+"""The session view: live and stepping through one code path (a Timeline of events applied one at a time).
 
 Live: a worker polls the log every 0.5 s; new events are recorded and, while following, applied at once.
 Scrolling the event log up (or stepping back) stops following; the bar shows how many events wait.
-Replay: step, seek to start/end, play and pause move the same position over the recorded events.
+Stepping (the view's own time travel, not the replay driver): `[` `]` move by revision, `{` `}` by event,
+`<` `>` to the start or end, space plays; the header names the position ("stepping: revision 3/7").
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from workbench.session.config import SessionConfig
 from workbench.session.eventlog import LogTail
 from workbench.session.format import submission_line
 from workbench.session.layout import SessionRef
+from workbench.session.state import SessionState
 from workbench.session.workspace import WorkspaceError
 from workbench.tui.code_source import CodeSource
 from workbench.tui.messages import CodeLoaded, EventsArrived, SessionLoaded
@@ -31,10 +33,12 @@ from workbench.tui.transcript import event_line
 from workbench.tui.widgets.code_view import CodeView
 from workbench.tui.widgets.event_log import EventLog
 from workbench.tui.widgets.latency_chart import LatencyChart
-from workbench.tui.widgets.revision_table import RevisionTable
+from workbench.tui.widgets.revision_table import SUBMITTED, RevisionTable
 
 POLL_S = 0.5
 PLAY_S = 0.3
+REVISION_KEYS = Binding.Group("Revision", compact=True)  # the footer shows "[] Revision"
+EVENT_KEYS = Binding.Group("Event", compact=True)
 
 
 class SessionViewScreen(WorkbenchScreen):
@@ -44,16 +48,32 @@ class SessionViewScreen(WorkbenchScreen):
     AUTO_FOCUS = "#revisions"
     BINDINGS = [
         Binding("escape", "back", "Back", id="session.back"),
-        Binding("left_square_bracket", "step(-1)", "Step back", key_display="[", id="session.step_back"),
-        Binding("right_square_bracket", "step(1)", "Step", key_display="]", id="session.step"),
-        Binding("left_curly_bracket", "seek_start", "Start", key_display="{", show=False, id="session.start"),
-        Binding("right_curly_bracket", "seek_end", "End", key_display="}", show=False, id="session.end"),
-        Binding("space", "play", "Play/pause", id="session.play"),
+        Binding(
+            "left_square_bracket",
+            "step_revision(-1)",
+            "Previous revision",
+            key_display="[",
+            group=REVISION_KEYS,
+            id="session.revision_back",
+        ),
+        Binding(
+            "right_square_bracket",
+            "step_revision(1)",
+            "Next revision",
+            key_display="]",
+            group=REVISION_KEYS,
+            id="session.revision_next",
+        ),
+        Binding("left_curly_bracket", "step(-1)", "Previous event", key_display="{", group=EVENT_KEYS, id="session.event_back"),
+        Binding("right_curly_bracket", "step(1)", "Next event", key_display="}", group=EVENT_KEYS, id="session.event_next"),
+        Binding("less_than_sign", "seek_start", "Start", key_display="<", show=False, id="session.start"),
+        Binding("greater_than_sign", "seek_end", "End", key_display=">", show=False, id="session.end"),
+        Binding("x", "stop_runner", "Stop run", id="session.stop"),
+        Binding("space", "play", "Play", id="session.play"),
         Binding("f", "follow", "Follow", id="session.follow"),
         Binding("c", "tab('tab-code')", "Code", show=False, id="session.code"),
         Binding("d", "tab('tab-diff')", "Diff", show=False, id="session.diff"),
         Binding("e", "tab('tab-events')", "Events", show=False, id="session.events"),
-        Binding("x", "stop_runner", "Stop run", show=False, id="session.stop"),
     ]
 
     def __init__(self, ref: SessionRef) -> None:
@@ -112,6 +132,7 @@ class SessionViewScreen(WorkbenchScreen):
     def on_session_loaded(self, message: SessionLoaded) -> None:
         view = message.view
         self.config, self.tail, self.running = view.config, message.tail, message.running
+        self.refresh_bindings()
         if message.workspace is not None:
             self.code = CodeSource(message.workspace, view.config.solution)
         if message.problem:
@@ -143,6 +164,8 @@ class SessionViewScreen(WorkbenchScreen):
     def on_events_arrived(self, message: EventsArrived) -> None:
         changed = message.running != self.running
         self.running = message.running
+        if changed:
+            self.refresh_bindings()  # the stop key is enabled only while a runner runs
         if message.events:
             first = self.timeline.events[0].ts if self.timeline.events else message.events[0].ts
             self.timeline.extend(message.events)
@@ -165,11 +188,18 @@ class SessionViewScreen(WorkbenchScreen):
             return rev
         return max(state.revisions) if state.revisions else None
 
+    @property
+    def submitted_rev(self) -> int | None:
+        """The submitted revision as the whole recorded log says (marked ★ at every position)."""
+        submission = self.timeline.submission
+        return submission.rev if submission is not None else None
+
     def refresh_view(self, select_latest: bool = False) -> None:
         """Make every pane show the state at the timeline's position."""
         state = self.timeline.state
         table = self.query_one("#revisions", RevisionTable)
-        table.sync(state)
+        submitted = self.submitted_rev
+        table.sync(state, submitted)
         if select_latest and (rev := self._latest_rev()) is not None:
             table.select_rev(rev)
         selected = table.selected_rev
@@ -179,14 +209,26 @@ class SessionViewScreen(WorkbenchScreen):
             self.code_rev = None
             self.query_one("#code", CodeView).show("", [], "no revision yet at this point")
             self.query_one("#diff", CodeView).show("", [], "no revision yet at this point")
-        submitted = state.submission.rev if state.submission is not None else None
         self.query_one("#latency", LatencyChart).update_revisions(state.ordered(), submitted, selected)
         self.query_one("#events", EventLog).show(self.timeline.position)
         self.update_header()
         self.update_bar()
 
+    @property
+    def live(self) -> bool:
+        """Following a running session (else the position was stepped, or nothing runs the session)."""
+        return self.running and self.following
+
+    def position_label(self) -> str:
+        """Where the view is: "live: revision 3/7" while following a running session, else
+        "stepping: revision 3/7" (the revision the position concerns, of every recorded revision)."""
+        return f"{'live' if self.live else 'stepping'}: {self._revision_text()}"
+
+    def _revision_text(self) -> str:
+        return f"revision {self._latest_rev() or 0}/{self.timeline.revision_count}"
+
     def update_header(self) -> None:
-        config, state = self.config, self.timeline.state
+        config = self.config
         text = Text(self.ref.id, style="bold")
         if self.ref.read_only:
             text.append("  (shipped example, read-only)", style="dim")
@@ -197,27 +239,37 @@ class SessionViewScreen(WorkbenchScreen):
             )
             if config.command:
                 text.append(f"\ncommand: {config.command}", style="dim")
-        submission = submission_line(state)
+            if config.from_session:
+                text.append(f"\nreplay of: {config.from_session}", style="dim")
+            if not self.ref.read_only:
+                where = self.ref.workspace / config.solution if config.driver == "human" else self.ref.workspace
+                text.append(f"\n{'edit' if config.driver == 'human' else 'workspace'}: {where}", style="cyan")
+        submission = self.timeline.submission  # the recorded one, whatever the position
         if submission is not None:
-            text.append(f"\n{submission}", style="green" if state.submission and state.submission.rev is not None else "red")
+            line = submission_line(SessionState(submission=submission)) or ""
+            if self.timeline.submission_ahead:  # stepped back before it: still shown, and said to come later
+                line = line.replace("submission:", "submission (recorded later):", 1)
+            text.append(f"\n{SUBMITTED} {line}", style="green" if submission.rev is not None else "red")
         self.query_one("#session-header", Static).update(text)
 
     def update_bar(self) -> None:
-        timeline = self.timeline
-        mode = "LIVE" if self.running else "replay"
-        if not self.running and self.timeline.state.finished is None and not self.ref.read_only:
-            mode = "stopped"
+        timeline, live = self.timeline, self.live
         bar = Text()
-        bar.append(f" {mode} ", style="reverse bold yellow" if self.running else "reverse")
-        bar.append(f"  event {timeline.position}/{len(timeline.events)}")
+        bar.append(" LIVE " if live else " stepping ", style="reverse bold yellow" if live else "reverse")
+        bar.append(f"  {self._revision_text()} · event {timeline.position}/{len(timeline.events)}")
         bar.append("  ▶ playing" if self.playing else "  ⏸ paused" if timeline.position < len(timeline.events) else "")
-        if self.running and self.following:
+        if live:
             bar.append("  following new events", style="green")
         elif timeline.waiting:
             bar.append(f"  {timeline.waiting} new event{'s' if timeline.waiting != 1 else ''} waiting", style="bold yellow")
-            bar.append(" (f or } to follow)", style="dim")
-        bar.append("   [ ] step  { } start/end  space play", style="dim")
+            bar.append(" (f or > to follow)", style="dim")
+        elif self.running:
+            bar.append("  the session runs: f follows it", style="yellow")
+        if not self.running and timeline.state.finished is None and not self.ref.read_only and timeline.at_end:
+            bar.append("  runner stopped", style="dim")
+        bar.append("   [ ] revision  { } event  < > start/end  space play", style="dim")
         self.query_one("#replay-bar", Static).update(bar)
+        self.sub_title = f"Session · {self.position_label()}"
 
     # ---- code of the selected revision -------------------------------------------------------------
 
@@ -225,9 +277,7 @@ class SessionViewScreen(WorkbenchScreen):
     def _revision_highlighted(self, event: RevisionTable.Highlighted) -> None:
         if event.rev != self.code_rev:
             self.request_code(event.rev)
-        state = self.timeline.state
-        submitted = state.submission.rev if state.submission is not None else None
-        self.query_one("#latency", LatencyChart).update_revisions(state.ordered(), submitted, event.rev)
+        self.query_one("#latency", LatencyChart).update_revisions(self.timeline.state.ordered(), self.submitted_rev, event.rev)
 
     def _shas(self, rev: int) -> tuple[str, str | None] | None:
         revisions = self.timeline.state.revisions
@@ -273,7 +323,7 @@ class SessionViewScreen(WorkbenchScreen):
         )
         self.shown_rev = rev
 
-    # ---- replay controls ---------------------------------------------------------------------------
+    # ---- stepping controls -------------------------------------------------------------------------
 
     def _moved(self) -> None:
         self.following = self.timeline.at_end and self.running
@@ -282,6 +332,13 @@ class SessionViewScreen(WorkbenchScreen):
     def action_step(self, delta: int) -> None:
         self._pause()
         if self.timeline.step(delta):
+            self._moved()
+        else:
+            self.update_bar()
+
+    def action_step_revision(self, direction: int) -> None:
+        self._pause()
+        if self.timeline.step_revision(direction):
             self._moved()
         else:
             self.update_bar()
@@ -339,6 +396,12 @@ class SessionViewScreen(WorkbenchScreen):
 
     # ---- process control ---------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The stop key shows in the footer always, dimmed (and inert) while no runner runs the session."""
+        if action == "stop_runner" and not self.running:
+            return None
+        return True
+
     def action_stop_runner(self) -> None:
         if not self.running:
             self.notify("this session is not being run", severity="warning")
@@ -351,7 +414,11 @@ class SessionViewScreen(WorkbenchScreen):
         if pid is None:
             self.app.call_from_thread(self.notify, "this session is not being run any more", severity="warning")
             return
-        os.kill(pid, signal.SIGTERM)
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            self.app.call_from_thread(self.notify, "this session is not being run any more", severity="warning")
+            return
         self.app.call_from_thread(self.notify, f"asked the runner (pid {pid}) to stop; it finishes queued evaluations")
 
 

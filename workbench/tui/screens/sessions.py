@@ -16,6 +16,8 @@ from workbench.tui.screens.base import STYLES, WorkbenchScreen
 
 REFRESH_S = 2.0
 COLUMNS = ("session", "task", "guidance", "driver", "revs", "status", "best", "speedup", "started")
+KEPT_FIRST = ("session", "status", "best", "revs", "speedup", "task", "driver", "guidance", "started")  # on a narrow screen
+MEASURED_CELL = 32  # a longer cell (a problem's message) does not push other columns out
 
 
 def session_status(row: SessionSummary, running: bool) -> Text:
@@ -27,9 +29,15 @@ def session_status(row: SessionSummary, running: bool) -> Text:
 
 
 def row_cells(row: SessionSummary, running: bool) -> list[Text]:
-    """The cells of one session's row, in COLUMNS order (the problem in red when it cannot be read)."""
+    """The cells of one session's row, in COLUMNS order (status "unreadable" and the problem in red in the
+    best column when its files cannot be read)."""
     if row.problem is not None or row.created is None:
-        return [Text(row.id), Text(row.problem or "unreadable", style="red"), *(Text("") for _ in COLUMNS[2:])]
+        cells = {
+            "session": Text(row.id),
+            "status": Text("unreadable", style="bold red"),
+            "best": Text(row.problem or "", style="red"),
+        }
+        return [cells.get(column, Text("")) for column in COLUMNS]
     best = Text(f"{row.best_status} (r{row.best_rev})" if row.best_status else "-", style=status_style(row.best_status))
     if row.foreign_lines:  # the log holds lines its runner did not write: they are ignored, say so
         best.append(f" log tampered ({row.foreign_lines})", style="bold red")
@@ -44,6 +52,21 @@ def row_cells(row: SessionSummary, running: bool) -> list[Text]:
         Text(format_speedup(row.best_speedup)),
         Text(f"{row.created:%Y-%m-%d %H:%M}"),
     ]
+
+
+def visible_columns(rows: list[list[Text]], width: int) -> tuple[str, ...]:
+    """The columns that fit in `width` cells, in COLUMNS order, dropping the least important first (see
+    KEPT_FIRST); the session and its status always stay."""
+    widths = {
+        column: max([len(column), *(min(cells[i].cell_len, MEASURED_CELL) for cells in rows)]) + 2  # the cell padding
+        for i, column in enumerate(COLUMNS)
+    }
+    shown = list(COLUMNS)
+    for column in reversed(KEPT_FIRST[2:]):
+        if sum(widths[c] for c in shown) <= width:
+            break
+        shown.remove(column)
+    return tuple(shown)
 
 
 class SessionsScreen(WorkbenchScreen):
@@ -63,6 +86,7 @@ class SessionsScreen(WorkbenchScreen):
         self.rows: list[tuple[SessionSummary, bool]] = []
         self.refs: dict[str, SessionRef] = {}
         self.filter_text = ""
+        self.columns: tuple[str, ...] = ()  # shown now; the others do not fit the screen's width
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -74,8 +98,6 @@ class SessionsScreen(WorkbenchScreen):
     def on_mount(self) -> None:
         self.sub_title = "Sessions"
         table = self.query_one("#session-table", DataTable)
-        for column in COLUMNS:
-            table.add_column(column, key=column)
         table.loading = True
         table.focus()
         self.action_refresh()
@@ -83,6 +105,10 @@ class SessionsScreen(WorkbenchScreen):
 
     def on_screen_resume(self) -> None:
         self.action_refresh()
+
+    def on_resize(self) -> None:
+        if self.rows:
+            self.render_rows()
 
     def action_refresh(self) -> None:
         if not any(w.group == "sessions" and w.is_running for w in self.workers):
@@ -110,17 +136,28 @@ class SessionsScreen(WorkbenchScreen):
         table.loading = False
         selected = self.selected_id
         needle = self.filter_text.lower()
+        all_cells = [row_cells(row, running) for row, running in self.rows]
+        columns = visible_columns(all_cells, (table.size.width or self.size.width) - 2)  # less a scrollbar
+        if columns != self.columns:
+            self.columns = columns
+            table.clear(columns=True)
+            for column in columns:
+                table.add_column(column, key=column)
+        else:
+            table.clear()
+        indices = [COLUMNS.index(column) for column in columns]
         shown = 0
-        table.clear()
-        for row, running in self.rows:
-            cells = row_cells(row, running)
+        for cells in all_cells:
             if needle and not any(needle in cell.plain.lower() for cell in cells):
                 continue
-            table.add_row(*cells, key=cells[0].plain)
+            table.add_row(*(cells[i] for i in indices), key=cells[0].plain)
             shown += 1
         if selected is not None and selected in {c.value for c in table.rows}:
             table.move_cursor(row=table.get_row_index(selected))
         hint = f"{shown} of {len(self.rows)} sessions" + (f" matching {self.filter_text!r}" if needle else "")
+        hidden = [column for column in COLUMNS if column not in columns]
+        if hidden:
+            hint += f" · hidden at this width: {', '.join(hidden)}"
         hint += " · enter opens · / filters · n starts a new session"
         if not self.rows:
             hint = "No sessions yet: press n to start one (examples ship in sessions/examples)."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
@@ -10,10 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
 
 from workbench.catalog import CONFIGS, Guidance, GuidanceConfig, Task, render
 from workbench.catalog.guidance import LEVEL_NAMES, levels_of
 from workbench.describe import signature_table
+from workbench.errors import WorkbenchError
 from workbench.session.format import format_speedup
 from workbench.session.store import SessionSummary
 from workbench.tui.messages import TaskRow, TasksLoaded
@@ -31,6 +35,13 @@ def best_results(summaries: list[SessionSummary]) -> dict[str, str]:
         if row.task not in best or score > best[row.task][0]:
             best[row.task] = (score, label)
     return {task: label for task, (_, label) in best.items()}
+
+
+def best_cell(row: TaskRow) -> Text:
+    """The best result of a usable task; "error" (red) for one that cannot be used."""
+    if not row.usable:
+        return Text("error", style="bold red")
+    return Text(row.best or "-", style="green" if row.best else "dim")
 
 
 def workloads_table(task: Task) -> Table:
@@ -108,44 +119,61 @@ class TasksScreen(WorkbenchScreen):
     def on_mount(self) -> None:
         self.sub_title = "Tasks"
         table = self.query_one("#task-table", DataTable)
-        for column, key in (("task", "task"), ("category", "category"), ("GPU+CPU", "workloads"), ("best", "best")):
+        for column, key in (("task", "task"), ("category", "category"), ("workloads", "workloads"), ("best", "best")):
             table.add_column(column, key=key)
         table.loading = True
         self.load_tasks()
 
     @work(thread=True, exclusive=True, group="tasks", name="loading tasks", exit_on_error=False)
     def load_tasks(self) -> None:
-        catalog = self.context.catalog
-        rows = [TaskRow(task, catalog.guidance(task.id), "") for task in catalog.tasks()]
+        """Every task folder, a bad one as a row with its problem (it never hides the others); the best
+        results follow in a second message. A tasks root that cannot be listed fails the worker."""
+        rows = [TaskRow(e.task_id, e.task, e.guidance, "", e.problem) for e in self.context.catalog.entries()]
         self.post_message(TasksLoaded(rows))  # shown at once; the best results (every session's log) follow
         best = best_results(self.context.store.summaries())
         if best:
-            self.post_message(TasksLoaded([TaskRow(r.task, r.guidance, best.get(r.task.id, "")) for r in rows]))
+            self.post_message(TasksLoaded([replace(r, best=best.get(r.task_id, "")) for r in rows]))
+
+    @on(Worker.StateChanged)
+    def _tasks_failed(self, event: Worker.StateChanged) -> None:
+        """The listing itself failed (e.g. no tasks folder): no endless spinner; the reason stays on screen
+        (the notice comes from the app's error router, as for any worker)."""
+        if event.worker.group != "tasks" or event.state not in (WorkerState.ERROR, WorkerState.CANCELLED):
+            return
+        table = self.query_one("#task-table", DataTable)
+        table.loading = False
+        if not self.rows:
+            error = event.worker.error
+            reason = error.message if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}"
+            self.query_one("#task-header", Static).update(Text(f"The tasks cannot be listed: {reason}", style="red"))
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:
         table = self.query_one("#task-table", DataTable)
         table.loading = False
         if self.rows:  # the second pass: only the best results change
             for row in message.rows:
-                if row.task.id in self.rows:
-                    table.update_cell(
-                        row.task.id, "best", Text(row.best or "-", style="green" if row.best else "dim"), update_width=True
-                    )  # the same width whether or not the first pass was drawn
-            self.rows = {row.task.id: row for row in message.rows}
+                if row.task_id in self.rows and row.usable:
+                    table.update_cell(row.task_id, "best", best_cell(row), update_width=True)
+                    # the same width whether or not the first pass was drawn
+            self.rows = {row.task_id: row for row in message.rows}
             return
         table.clear()
-        self.rows = {row.task.id: row for row in message.rows}
+        self.rows = {row.task_id: row for row in message.rows}
         for row in message.rows:
-            spec = row.task.spec
+            spec = row.task.spec if row.task is not None else None
             table.add_row(
-                spec.id,
-                spec.category,
-                f"{len(spec.workloads)}+{len(spec.smoke_workloads)}",
-                Text(row.best or "-", style="green" if row.best else "dim"),
-                key=spec.id,
+                row.task_id,
+                spec.category if spec is not None else Text("-", style="dim"),
+                f"{len(spec.workloads)} gpu / {len(spec.smoke_workloads)} cpu" if spec is not None else Text("-", style="dim"),
+                best_cell(row),
+                key=row.task_id,
             )
         if message.rows:
-            self.show_task(message.rows[0].task.id)
+            self.show_task(message.rows[0].task_id)
+        else:
+            self.query_one("#task-header", Static).update(
+                Text(f"No tasks in {self.context.tasks_dir} (a task is a folder with a task.toml).", style="dim")
+            )
 
     @property
     def selected(self) -> TaskRow | None:
@@ -168,20 +196,28 @@ class TasksScreen(WorkbenchScreen):
         row = self.rows.get(task_id)
         if row is None:
             return
-        task, spec = row.task, row.task.spec
-        self.query_one("#task-header", Static).update(
-            Text.assemble(
-                (spec.title, "bold"),
+        task = row.task
+        header = Text()
+        header.append(task.spec.title if task is not None else task_id, style="bold")
+        if task is not None:
+            spec = task.spec
+            header.append(
                 f"\n{spec.id} · category {spec.category} · timing {spec.timing.mode}"
-                f" · constraints {', '.join(spec.signature.constraints) or 'none'}",
+                f" · constraints {', '.join(spec.signature.constraints) or 'none'}"
             )
-        )
-        self.query_one("#task-description", Static).update(Markdown(task.description_text()))
-        self.query_one("#task-signature", Static).update(signature_table(task, expand=True))
-        self.query_one("#task-workloads", Static).update(workloads_table(task))
-        self.query_one("#task-requirements", Static).update(
-            Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in spec.requirements))
-        )
+        if row.problem is not None:
+            header.append(f"\nerror: this task cannot be used: {row.problem}", style="red")
+        self.query_one("#task-header", Static).update(header)
+        if task is None:
+            for pane in ("#task-description", "#task-signature", "#task-workloads", "#task-requirements"):
+                self.query_one(pane, Static).update("")
+        else:
+            self.query_one("#task-description", Static).update(Markdown(task.description_text()))
+            self.query_one("#task-signature", Static).update(signature_table(task, expand=True))
+            self.query_one("#task-workloads", Static).update(workloads_table(task))
+            self.query_one("#task-requirements", Static).update(
+                Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in task.spec.requirements))
+            )
         self.show_guidance()
 
     def show_guidance(self) -> None:
@@ -194,11 +230,12 @@ class TasksScreen(WorkbenchScreen):
             bar.append(" ")
         bar.append("  (l: next)", style="dim")
         self.query_one("#guidance-configs", Static).update(bar)
-        shown = (
-            Text(self.guidance_text)
-            if self.guidance_text
-            else Text("none: the agent receives no guidance" if guidance else "this task ships no guidance", style="dim")
-        )
+        if row is not None and row.problem is not None:
+            shown = Text(f"error: this task cannot be used: {row.problem}", style="red")
+        elif self.guidance_text:
+            shown = Text(self.guidance_text)
+        else:
+            shown = Text("none: the agent receives no guidance" if guidance else "this task ships no guidance", style="dim")
         self.query_one("#guidance-text", Static).update(shown)
         self.query_one("#guidance-deps", Static).update(dependencies_text(guidance, self.config))
 
@@ -218,4 +255,7 @@ class TasksScreen(WorkbenchScreen):
 
     async def action_launch_selected(self) -> None:
         row = self.selected
-        await self.app.run_action(f"launch({row.task.id!r})" if row else "launch")
+        if row is not None and not row.usable:
+            self.notify(f"task {row.task_id} cannot be used: {row.problem}", severity="warning")
+            return
+        await self.app.run_action(f"launch({row.task_id!r})" if row else "launch")

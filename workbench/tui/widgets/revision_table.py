@@ -19,6 +19,7 @@ from workbench.session.state import RevisionState, SessionState, WorkloadState
 from workbench.tui.widgets.lines_view import LinesView
 
 SUBMITTED = "★"
+SELECT_KEYS = Binding.Group("Select", compact=True)  # the footer shows "↑↓ Select" (its code, not the time)
 SHORT_STATUS: dict[Status, str] = {  # every status of harness.report.STATUSES, as a workload cell shows it
     "passed": "pass",
     "compile_error": "compile",
@@ -78,8 +79,8 @@ class RevisionTable(LinesView):
     """
 
     BINDINGS = [
-        Binding("up", "move(-1)", "Previous revision", show=False),
-        Binding("down", "move(1)", "Next revision", show=False),
+        Binding("up", "move(-1)", "Select the revision above", key_display="↑", group=SELECT_KEYS, id="revisions.up"),
+        Binding("down", "move(1)", "Select the revision below", key_display="↓", group=SELECT_KEYS, id="revisions.down"),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "first", "First revision", show=False),
@@ -157,9 +158,10 @@ class RevisionTable(LinesView):
             line = self._built[rev] = self._build(self.cells(rev))
         return line
 
-    def sync(self, state: SessionState) -> None:
-        """Make the rows match `state`. Cells and lines are built lazily, only for rows that are drawn
-        (or asked for), and kept until their revision changes."""
+    def sync(self, state: SessionState, submitted: int | None) -> None:
+        """Make the rows match `state`, the revision `submitted` marked (the session view passes the
+        recorded submission, so the mark stays whatever the position). Cells and lines are built lazily,
+        only for rows that are drawn (or asked for), and kept until their revision changes."""
         selected = self.selected_rev
         names = workload_names(state)
         if names != self._workloads:
@@ -167,7 +169,7 @@ class RevisionTable(LinesView):
             self._keys.clear()
             self._header = Text(" ".join(title[:width].ljust(width) for title, width in self._columns()) + " ")
         self._state = state
-        self._submitted = state.submission.rev if state.submission is not None else None
+        self._submitted = submitted
         self._revs = sorted(state.revisions)
         for rev in self._revs:
             revision = state.revisions[rev]

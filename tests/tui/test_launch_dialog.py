@@ -1,0 +1,176 @@
+"""The launch dialog without a runner: Tab order, the replay/workload/timeout options, the remembered
+guidance, the default idle exit of a human session and where its workspace is shown.
+
+`start_runner` is replaced by a recorder, so a session is created for real (session.toml, git workspace)
+but no runner process starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from textual.widgets import Input, Select, SelectionList, Static
+
+from workbench.session.config import load_config
+from workbench.session.layout import SessionRef
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.context import DEFAULT_IDLE_EXIT_MIN, WorkbenchContext
+from workbench.tui.screens import launch as launch_module
+from workbench.tui.screens.launch import LaunchScreen
+from workbench.tui.screens.session_view import SessionViewScreen
+
+from .conftest import EXAMPLE_ID, SIZE, settle
+
+Started = list[tuple[SessionRef, float | None]]
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> Started:
+    """Every runner the dialog would start: (session, idle exit in seconds)."""
+    calls: Started = []
+
+    def record(context: WorkbenchContext, ref: SessionRef, idle_exit_s: float | None) -> tuple[int, str]:
+        calls.append((ref, idle_exit_s))
+        return 4242, str(ref.dir / launch_module.RUNNER_LOG)
+
+    monkeypatch.setattr(launch_module, "start_runner", record)
+    return calls
+
+
+async def open_dialog(app: WorkbenchApp, pilot) -> LaunchScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot)
+    await pilot.press("n")
+    await settle(pilot)
+    assert isinstance(app.screen, LaunchScreen)
+    return app.screen
+
+
+def notices(app: WorkbenchApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def test_the_runner_command_carries_the_idle_exit(context: WorkbenchContext) -> None:
+    assert context.runner_command("abc", 1800)[-2:] == ["--idle-exit", "1800"]
+    assert "--idle-exit" not in context.runner_command("abc")
+
+
+@pytest.mark.asyncio
+async def test_tab_reaches_every_field_the_command_one_included(make_app: Callable[[], WorkbenchApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        seen = [app.focused.id if app.focused else None]
+        for _ in range(10):
+            await pilot.press("tab")
+            seen.append(app.focused.id if app.focused else None)
+        assert seen[:4] == ["launch-task", "launch-guidance", "launch-driver", "launch-command"]
+        assert {"launch-from", "launch-idle", "launch-device", "launch-timeout", "launch-workloads", "launch-start"} <= set(seen)
+        while app.focused is None or app.focused.id != "launch-command":
+            await pilot.press("tab")
+        await pilot.press(*"echo hi")  # typing a command picks the command driver
+        assert dialog.query_one("#launch-driver", Select).value == "command"
+        assert dialog.request().command == "echo hi"
+        dialog.query_one("#launch-driver", Select).value = "human"
+        dialog.query_one("#launch-driver", Select).focus()
+        await pilot.press("enter", "down", "enter")  # choosing the command driver moves on to its field
+        await pilot.pause()
+        assert dialog.query_one("#launch-driver", Select).value == "command"
+        assert app.focused is not None and app.focused.id == "launch-command"
+
+
+@pytest.mark.asyncio
+async def test_a_human_session_gets_an_idle_exit_and_its_workspace_is_shown(
+    make_app: Callable[[], WorkbenchApp], started: Started
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        idle = dialog.query_one("#launch-idle", Input)
+        assert idle.value == str(DEFAULT_IDLE_EXIT_MIN)  # shown, and editable
+        idle.value = "5"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert len(started) == 1
+        ref, idle_exit_s = started[0]
+        assert idle_exit_s == 300
+        solution = ref.workspace / "solution.py"
+        assert solution.is_file()
+        assert any(str(solution) in text and "5 min" in text for text in notices(app))
+        view = app.screen
+        assert isinstance(view, SessionViewScreen) and view.ref.id == ref.id
+        await settle(pilot)
+        assert f"edit: {solution}" in str(view.query_one("#session-header", Static).content)
+        assert app.notices == []
+
+
+@pytest.mark.asyncio
+async def test_an_empty_idle_exit_means_never_and_a_bad_one_is_refused(
+    make_app: Callable[[], WorkbenchApp], started: Started
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        dialog.query_one("#launch-idle", Input).value = "soon"
+        await pilot.press("ctrl+s")
+        assert "idle exit" in str(dialog.query_one("#launch-error", Static).content) and started == []
+        dialog.query_one("#launch-idle", Input).value = ""
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert len(started) == 1 and started[0][1] is None
+
+
+@pytest.mark.asyncio
+async def test_replay_workloads_and_timeout_reach_the_session(make_app: Callable[[], WorkbenchApp], started: Started) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        workloads = dialog.query_one("#launch-workloads", SelectionList)
+        names = [str(workloads.get_option_at_index(i).value) for i in range(workloads.option_count)]
+        assert "smoke_b8_m64_n200" in names and len(names) == 5  # 3 gpu + 2 cpu smoke
+        workloads.select("smoke_b8_m64_n200")
+        source = dialog.query_one("#launch-from", Select)
+        source.value = EXAMPLE_ID  # choosing a session to replay picks the replay driver
+        await pilot.pause()
+        assert dialog.query_one("#launch-driver", Select).value == "replay"
+        dialog.query_one("#launch-timeout", Input).value = "90"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert len(started) == 1
+        ref, idle_exit_s = started[0]
+        config = load_config(ref.dir)
+        assert (config.driver, config.from_session) == ("replay", EXAMPLE_ID)
+        assert config.workloads == ["smoke_b8_m64_n200"] and config.eval_timeout_s == 90
+        assert idle_exit_s is None  # only a human session ends when idle
+        assert isinstance(app.screen, SessionViewScreen)
+        await settle(pilot)
+        assert f"replay of: {EXAMPLE_ID}" in str(app.screen.query_one("#session-header", Static).content)
+
+
+@pytest.mark.asyncio
+async def test_the_replay_driver_needs_a_session_to_replay(make_app: Callable[[], WorkbenchApp], started: Started) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        dialog.query_one("#launch-driver", Select).value = "replay"
+        await pilot.press("ctrl+s")
+        assert "replay" in str(dialog.query_one("#launch-error", Static).content) and started == []
+
+
+@pytest.mark.asyncio
+async def test_the_guidance_level_is_remembered_within_the_app(context: WorkbenchContext) -> None:
+    app = WorkbenchApp(context)
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        assert dialog.query_one("#launch-guidance", Select).value == "none"
+        dialog.query_one("#launch-guidance", Select).value = "L1+L2"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, LaunchScreen)
+        dialog = await open_dialog(app, pilot)
+        assert dialog.query_one("#launch-guidance", Select).value == "L1+L2"
+        assert app.context.launch.guidance == "L1+L2"
+    roots = (context.tasks_dir, context.guidance_dir, context.sessions_dir, context.examples_dir)
+    other = WorkbenchApp(WorkbenchContext(*roots))  # another app, its own context: the default again
+    async with other.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(other, pilot)
+        assert dialog.query_one("#launch-guidance", Select).value == "none"
