@@ -146,3 +146,12 @@ def test_session_show_prints_header_revisions_and_submission(store: SessionStore
     assert ref.id in text and f"task {TASK}" in text and "finished:" in text
     assert "runtime_error" in text and "2.00x" in text and "3.00x" in text
     assert "submission: rev 3" in text
+
+
+def test_the_examples_root_follows_d2k_examples_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    examples = tmp_path / "my-examples"
+    monkeypatch.setenv("D2K_EXAMPLES_DIR", str(examples))
+    assert SessionStore(tmp_path / "sessions").examples == examples
+    assert SessionStore(tmp_path / "sessions", examples=None).examples is None  # no examples when asked
+    monkeypatch.delenv("D2K_EXAMPLES_DIR")
+    assert SessionStore(tmp_path / "sessions").examples == Path(__file__).resolve().parent.parent / "sessions" / "examples"

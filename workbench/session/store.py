@@ -25,6 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from workbench import paths
 from workbench.errors import SessionError
@@ -108,11 +109,12 @@ def _stamp(ref: SessionRef) -> _FileStamp:
 
 
 class SessionStore:
-    """Sessions under one root (default ./sessions, D2K_SESSIONS_DIR) plus the shipped read-only examples."""
+    """Sessions under one root (default ./sessions, D2K_SESSIONS_DIR) plus the shipped read-only examples
+    (default sessions/examples of the checkout, D2K_EXAMPLES_DIR; None: no examples)."""
 
-    def __init__(self, root: Path | None = None, examples: Path | None = EXAMPLES_DIR) -> None:
+    def __init__(self, root: Path | None = None, examples: Path | Literal["default"] | None = "default") -> None:
         self.root = paths.sessions_root(root)
-        self.examples = examples
+        self.examples = paths.examples_root() if examples == "default" else examples
         self._summaries: dict[SessionRef, tuple[_FileStamp, SessionSummary]] = {}
         self._summaries_lock = threading.Lock()  # the TUI reads summaries from several worker threads
         if self.root.exists() and not self.root.is_dir():
