@@ -11,6 +11,7 @@ from workbench.harness.report import STATUSES
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionSummary
 from workbench.tui.screens.sessions import COLUMNS, row_cells, visible_columns
+from workbench.tui.turns import AgentUsage
 from workbench.tui.widgets.revision_table import SHORT_STATUS
 
 
@@ -34,8 +35,13 @@ def test_a_session_row_and_an_unreadable_one_fill_every_column() -> None:
         finished=True,
     )
     cells = [c.plain for c in row_cells(row, running=False)]
-    assert len(cells) == len(COLUMNS) and "cost" not in COLUMNS
-    assert cells == [ref.id, "t", "L1", "human", "3", "finished", "passed (r2)", "1.50x", "2026-11-30 00:00"]
+    assert len(cells) == len(COLUMNS)
+    assert cells == [ref.id, "t", "L1", "human", "3", "finished", "passed (r2)", "1.50x", "", "2026-11-30 00:00"]
+    cost = COLUMNS.index("cost")  # an agent's: what its calls cost so far, "unpriced", or "-" before the first
+    calls = AgentUsage(turns=2, cost_usd=0.0395)
+    assert row_cells(row, running=False, usage=calls)[cost].plain == "$0.0395"
+    assert row_cells(row, running=False, usage=AgentUsage(turns=2, unpriced=2))[cost].plain == "unpriced"
+    assert row_cells(row, running=False, usage=AgentUsage())[cost].plain == "-"
     assert row_cells(row, running=True)[COLUMNS.index("status")].plain == "running"
     unreadable = row_cells(SessionSummary(ref, problem="session.toml: not valid TOML"), running=False)
     broken = dict(zip(COLUMNS, [c.plain for c in unreadable], strict=True))
@@ -46,6 +52,9 @@ def test_a_session_row_and_an_unreadable_one_fill_every_column() -> None:
 def test_narrow_screens_drop_the_least_important_columns_first() -> None:
     cells = [[Text("x" * 39) if c == "session" else Text("y" * 8) for c in COLUMNS]]
     assert visible_columns(cells, 200) == COLUMNS
+    uncosted = tuple(c for c in COLUMNS if c != "cost")  # no session has a cost: no cost column
+    assert visible_columns(cells, 200, uncosted) == uncosted
+    assert visible_columns(cells, 10, uncosted) == ("session", "status")
     narrow = visible_columns(cells, 78)
     assert {"session", "status", "best"} <= set(narrow) and "started" not in narrow
     assert list(narrow) == [c for c in COLUMNS if c in narrow]  # the order stays

@@ -1,5 +1,6 @@
 """The launch dialog without a runner: Tab order, the replay/workload/timeout options, the remembered
-guidance, the default idle exit of a human session and where its workspace is shown.
+guidance, the default idle exit of a human session and where its workspace is shown; the agent driver's
+fields, their checks and the warning about a missing API key.
 
 `start_runner` is replaced by a recorder, so a session is created for real (session.toml, git workspace)
 but no runner process starts.
@@ -10,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from textual.widgets import Input, Select, SelectionList, Static
+from textual.containers import Vertical
+from textual.widgets import Checkbox, Input, Select, SelectionList, Static
 
-from workbench.session.config import load_config
+from workbench.session.config import DEFAULT_MAX_TURNS, load_config
 from workbench.session.layout import SessionRef
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.context import DEFAULT_IDLE_EXIT_MIN, WorkbenchContext
@@ -174,3 +176,147 @@ async def test_the_guidance_level_is_remembered_within_the_app(context: Workbenc
     async with other.run_test(size=SIZE) as pilot:
         dialog = await open_dialog(other, pilot)
         assert dialog.query_one("#launch-guidance", Select).value == "none"
+
+
+# ---- the agent driver ------------------------------------------------------------------------------------
+
+SECRET = "sk-test-0123456789abcdef"  # a key in the environment: never shown, never written
+
+
+def agent_fields(dialog: LaunchScreen) -> Vertical:
+    return dialog.query_one("#launch-agent", Vertical)
+
+
+async def choose_agent(dialog: LaunchScreen, pilot) -> None:  # type: ignore[no-untyped-def]
+    dialog.query_one("#launch-driver", Select).value = "agent"
+    await pilot.pause()
+
+
+def error_text(dialog: LaunchScreen) -> str:
+    return str(dialog.query_one("#launch-error", Static).content)
+
+
+@pytest.mark.asyncio
+async def test_the_agent_driver_creates_an_agent_session_with_the_chosen_fields(
+    make_app: Callable[[], WorkbenchApp], started: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        assert not agent_fields(dialog).display  # the human driver: no agent fields
+        dialog.query_one("#launch-driver", Select).focus()
+        await pilot.press("enter", *["down"] * 3, "enter")  # choosing the agent moves on to its first field
+        await pilot.pause()
+        assert dialog.query_one("#launch-driver", Select).value == "agent" and agent_fields(dialog).display
+        assert app.focused is not None and app.focused.id == "launch-provider"
+        assert dialog.query_one("#launch-turns", Input).value == str(DEFAULT_MAX_TURNS)
+        dialog.query_one("#launch-provider", Select).value = "anthropic"
+        dialog.query_one("#launch-model", Input).value = "claude-test-1"
+        dialog.query_one("#launch-turns", Input).value = "25"
+        dialog.query_one("#launch-max-usd", Input).value = "2.5"
+        dialog.query_one("#launch-unpriced", Checkbox).value = True
+        dialog.query_one("#launch-mode", Select).value = "design"
+        await pilot.pause()
+        assert not dialog.query_one("#launch-key-warning", Static).display  # the key is set
+        assert "ANTHROPIC_API_KEY" in str(dialog.query_one("#launch-key-hint", Static).content)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert len(started) == 1
+        ref, idle_exit_s = started[0]
+        config = load_config(ref.dir)
+        assert (config.driver, config.provider, config.model, config.base_url) == ("agent", "anthropic", "claude-test-1", None)
+        assert (config.max_turns, config.max_usd, config.allow_unpriced, config.agent_mode) == (25, 2.5, True, "design")
+        assert idle_exit_s is None
+        assert SECRET not in (ref.dir / "session.toml").read_text(encoding="utf-8")
+        assert any("the agent (anthropic claude-test-1, up to 25 turns)" in text for text in notices(app))
+        assert not any(SECRET in text for text in notices(app))
+        view = app.screen
+        assert isinstance(view, SessionViewScreen) and view.ref.id == ref.id
+        await settle(pilot)
+        header = str(view.query_one("#session-header", Static).content)
+        assert "agent: anthropic claude-test-1 · mode design · budget 25 turns, $2.50 max · unpriced allowed" in header
+        assert SECRET not in header
+        assert "turns 0/25" in str(view.query_one("#agent-status", Static).content)
+        assert app.notices == []
+        choices = app.context.launch  # remembered for the next time the dialog opens
+        remembered = (choices.driver, choices.provider, choices.model, choices.max_turns)
+        assert remembered == ("agent", "anthropic", "claude-test-1", "25")
+        await pilot.press("n")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, LaunchScreen) and agent_fields(dialog).display
+        assert dialog.query_one("#launch-model", Input).value == "claude-test-1"
+        assert dialog.query_one("#launch-mode", Select).value == "design"
+        assert dialog.query_one("#launch-unpriced", Checkbox).value is True
+
+
+@pytest.mark.asyncio
+async def test_bad_agent_fields_are_refused_in_the_dialog(make_app: Callable[[], WorkbenchApp], started: Started) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await choose_agent(dialog, pilot)
+        await pilot.press("ctrl+s")  # no model
+        assert "needs a model" in error_text(dialog)
+        model = dialog.query_one("#launch-model", Input)
+        model.value = "   "
+        await pilot.press("ctrl+s")
+        assert "needs a model" in error_text(dialog)
+        model.value = "gpt-test"
+        for field, value, said in (
+            ("#launch-turns", "0", "turns: a whole number of at least 1"),
+            ("#launch-turns", "-3", "turns: a whole number of at least 1"),
+            ("#launch-turns", "2.5", "turns: a whole number of at least 1"),
+            ("#launch-max-usd", "-1", "max USD: a number greater than 0"),
+            ("#launch-max-usd", "0", "max USD: a number greater than 0"),
+            ("#launch-max-usd", "lots", "max USD: a number greater than 0"),
+            ("#launch-base-url", "localhost:8000", "base URL: an http:// or https:// address"),
+        ):
+            box = dialog.query_one(field, Input)
+            before = box.value
+            box.value = value
+            await pilot.press("ctrl+s")
+            assert said in error_text(dialog), (field, value)
+            box.value = before
+        assert started == [] and isinstance(app.screen, LaunchScreen)  # refused inline, nothing created
+        assert list(app.context.sessions_dir.iterdir()) == []
+        assert app.notices == []
+        dialog.query_one("#launch-turns", Input).value = ""  # empty: the default budget
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert len(started) == 1 and load_config(started[0][0].dir).max_turns == DEFAULT_MAX_TURNS
+
+
+@pytest.mark.asyncio
+async def test_a_missing_key_is_warned_about_but_does_not_block(
+    make_app: Callable[[], WorkbenchApp], started: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await choose_agent(dialog, pilot)
+        warning = dialog.query_one("#launch-key-warning", Static)
+        dialog.query_one("#launch-provider", Select).value = "openai-responses"
+        await pilot.pause()
+        assert warning.display and "OPENAI_API_KEY is not set" in str(warning.content)
+        dialog.query_one("#launch-provider", Select).value = "anthropic"
+        await pilot.pause()
+        assert not warning.display  # that one is set
+        dialog.query_one("#launch-provider", Select).value = "openai"
+        dialog.query_one("#launch-base-url", Input).value = "http://localhost:8000/v1"
+        await pilot.pause()
+        assert not warning.display  # a local server may need no key
+        dialog.query_one("#launch-base-url", Input).value = ""
+        await pilot.pause()
+        assert warning.display
+        dialog.query_one("#launch-model", Input).value = "gpt-test"
+        await pilot.press("ctrl+s")  # warned, not refused
+        await settle(pilot)
+        assert len(started) == 1
+        config = load_config(started[0][0].dir)
+        assert (config.provider, config.model, config.base_url) == ("openai", "gpt-test", None)
+        assert any("OPENAI_API_KEY is not set" in text for text in notices(app))
+        assert not any(SECRET in text for text in notices(app))

@@ -211,3 +211,48 @@ async def test_the_footer_shows_the_revision_event_and_stop_keys(make_app) -> No
         await pilot.press("question_mark")
         help_keys = str(app.screen.query_one("#help-keys", Static).content.columns[1]._cells)  # type: ignore[union-attr]
         assert "Next revision" in help_keys and "Next event" in help_keys and "Stop run" in help_keys
+
+
+@pytest.mark.asyncio
+async def test_b_marks_a_diff_base_so_any_two_revisions_can_be_compared(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
+    revisions = example.state.ordered()
+    first, last = revisions[0].rev, revisions[-1].rev
+    shas = {r.rev: r.sha for r in revisions}
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_example(app, pilot)
+        assert view.shown_rev == last
+        await pilot.press("b")  # the last revision becomes the base
+        await settle(pilot)
+        assert view.diff_base == last
+        for _ in range(last - first):
+            await pilot.press("up")
+        await settle(pilot)
+        assert view.shown_rev == first
+        diff = view.query_one("#diff", CodeView).text
+        assert diff.startswith(f"--- a/solution.py ({shas[last][:10]})")  # from the base ...
+        assert f"+++ b/solution.py ({shas[first][:10]})" in diff  # ... to the selected revision
+        await pilot.press("b")  # the base moves to the selected revision: the first compares with nothing
+        await pilot.press("b")  # pressed on the base: back to each revision against the previous one
+        await settle(pilot)
+        assert view.diff_base is None
+        assert view.query_one("#diff", CodeView).text == ""  # the first revision has no previous one
+
+
+@pytest.mark.asyncio
+async def test_r_opens_the_review_screen_on_the_selected_revision(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
+    from workbench.tui.screens.review import ReviewScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_example(app, pilot)
+        await pilot.press("up")
+        await settle(pilot)
+        selected = view.shown_rev
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert app.screen.rev == selected
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is view

@@ -1,10 +1,14 @@
-"""Snapshots of the main screens at 120x40 (and 80x24) with deterministic data (the shipped example; no clocks)."""
+"""Snapshots of the main screens at 120x40 (and 80x24) with deterministic data (the shipped example, a
+synthetic agent session with a fixed id; no clocks)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from workbench.session.layout import SessionRef
+
+from .agent_session import agent_session
 from .conftest import SIZE, settle
 
 
@@ -42,3 +46,17 @@ def test_session_view_narrow(snap_compare, make_app) -> None:  # type: ignore[no
     # from the start, two revisions on: revision 2 evaluated, the submission (revision 4) still marked
     steps = pressing(("s",), ("enter",), ("less_than_sign", "right_square_bracket", "right_square_bracket", "e"))
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=steps)
+
+
+def test_agent_session_view(snap_compare, make_app, context) -> None:  # type: ignore[no-untyped-def]
+    # a synthetic agent session (a read-only example, so no workspace path is shown): its transcript at the
+    # end, turns of the budget, tokens by bucket and the cost of its three model calls
+    ref = agent_session(context.examples_dir)
+    example = SessionRef(ref.id, ref.dir, read_only=True)
+
+    async def open_it(pilot: Any) -> None:
+        await settle(pilot)
+        pilot.app.open_session(example)
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=open_it)

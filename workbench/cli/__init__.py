@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import typer
 
+from workbench.cli.agent_cmds import design_cmd, run_cmd
 from workbench.cli.bench_cmd import bench_app
 from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
 from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, reflow_help, stdout, user_errors
 from workbench.cli.eval_cmd import eval_cmd
+from workbench.cli.judge_cmds import judge_app, review_cmd
+from workbench.cli.report_cmd import report
 from workbench.cli.session_cmds import SessionsDir, replay_cmd, session_app
 
 app = typer.Typer(
@@ -23,7 +26,12 @@ app.command("eval")(eval_cmd)
 app.add_typer(bench_app, name="bench")
 app.add_typer(session_app, name="session")
 app.command("replay")(replay_cmd)
-reflow_help(app, tasks_app, bench_app, session_app)
+app.command("run")(run_cmd)
+app.command("design")(design_cmd)
+app.command("report")(report)
+app.add_typer(judge_app, name="judge")
+app.command("review")(review_cmd)
+reflow_help(app, tasks_app, bench_app, session_app, judge_app)
 
 
 @app.callback(invoke_without_command=True)

@@ -45,8 +45,10 @@ def catalog(tasks_dir: Path | None, guidance_dir: Path | None) -> Catalog:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
-    """Print message on stderr and return the Exit to raise."""
-    stderr().print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print message on stderr (as it is: brackets in it are not markup) and return the Exit to raise."""
+    from rich.markup import escape
+
+    stderr().print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 

@@ -14,6 +14,7 @@ from workbench.catalog import parse_config
 from workbench.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_USAGE,
     GuidanceDir,
     TasksDir,
     catalog,
@@ -25,6 +26,7 @@ from workbench.cli.common import (
 )
 
 if TYPE_CHECKING:  # the session package (GitPython, watchfiles) is imported by the commands that use it
+    from workbench.session.config import SessionConfig
     from workbench.session.events import Event
     from workbench.session.layout import SessionRef
     from workbench.session.runner import RunResult
@@ -53,29 +55,33 @@ def session_errors() -> Iterator[None]:
             raise fail(f"cannot write {exc.filename or 'the sessions root'}: permission denied") from None
 
 
-def _device(device: str) -> str:
+def resolve_device_option(device: str) -> str:
     """ "auto" resolved here; a cuda name needs a CUDA device here (`session run` runs on this machine)."""
     from workbench.device import resolve_device
 
     return resolve_device(device)
 
 
-def _print_event(event: Event) -> None:
-    """`session run`'s line for an event: revisions, evaluations, the driver's output, the ending."""
-    from workbench.session.format import describe
+AGENT_LINES = ("model_call", "model_retry")  # the built-in agent's turns, printed like a command's output
 
-    line = describe(event)
+
+def _print_event(event: Event) -> None:
+    """`session run`'s line for an event: revisions, evaluations, the driver's output (a command's lines, the
+    agent's turns), the ending."""
+    from workbench.session.format import describe, event_summary
+
+    line = event_summary(event) if event.type in AGENT_LINES else describe(event)
     if line is not None:
         write_stdout(line + "\n")
 
 
 def _print_results(event: Event) -> None:
     """`session run --quiet`: the same lines without the driver's output."""
-    if event.type != "driver_output":
+    if event.type != "driver_output" and event.type not in AGENT_LINES:
         _print_event(event)
 
 
-def _run(
+def run_session(
     store: SessionStore,
     ref: SessionRef,
     tasks_dir: Path | None,
@@ -90,7 +96,19 @@ def _run(
         return runner.run()
 
 
-def _finish(result: RunResult) -> typer.Exit:
+def _finish(result: RunResult, config: SessionConfig | None = None) -> typer.Exit:
+    """0 when a revision passed, else 1; an agent session whose model provider failed for good: 2 with its
+    error on one line; a design session: 0 when a valid design was submitted."""
+    if config is not None and config.driver == "agent":
+        from workbench.agent import agent_outcome
+
+        outcome = agent_outcome(result.state)
+        if outcome.failure is not None:
+            from workbench.session.secrets import redact, secret_values
+
+            return fail(redact(outcome.failure, secret_values()), EXIT_USAGE)
+        if config.agent_mode == "design":
+            return typer.Exit(EXIT_OK if outcome.submitted else EXIT_FAILED)
     return typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
 
 
@@ -98,7 +116,7 @@ def _finish(result: RunResult) -> typer.Exit:
 def new_cmd(
     task_id: Annotated[str, typer.Argument(help="Task id.")],
     guidance: Annotated[str, typer.Option("--guidance", help="none, L1, L1+L2 or L1+L2+L3.")] = "none",
-    driver: Annotated[str, typer.Option("--driver", help="human, command or replay.")] = "human",
+    driver: Annotated[str, typer.Option("--driver", help="human, command, replay or agent.")] = "human",
     command: Annotated[str | None, typer.Option("--command", help="Command driver: the shell command to run.")] = None,
     from_session: Annotated[str | None, typer.Option("--from", help="Replay driver: the session to replay.")] = None,
     device: DeviceOpt = "auto",
@@ -108,6 +126,21 @@ def new_cmd(
         bool,
         typer.Option("--unsandboxed", help="Command driver: run the command without the sandbox (recorded in session.toml)."),
     ] = False,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Agent driver: openai, openai-responses or anthropic.")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Agent driver: the model's name at the provider.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="Agent driver: a compatible server (vLLM, SGLang, llama.cpp, ...).")
+    ] = None,
+    max_turns: Annotated[int | None, typer.Option("--max-turns", help="Agent driver: model calls at most (default 350).")] = None,
+    max_usd: Annotated[float | None, typer.Option("--max-usd", help="Agent driver: stop once the calls cost this much.")] = None,
+    allow_unpriced: Annotated[
+        bool, typer.Option("--allow-unpriced", help="Agent driver: run a model missing from the price table (cost null).")
+    ] = False,
+    agent_mode: Annotated[
+        str, typer.Option("--agent-mode", help="Agent driver: code (write kernels) or design (propose a design).")
+    ] = "code",
     as_json: JsonOpt = False,
     sessions_dir: SessionsDir = None,
     tasks_dir: TasksDir = None,
@@ -115,13 +148,22 @@ def new_cmd(
 ) -> None:
     """Create a session: sessions/<id>/ with session.toml and a git workspace whose first commit is the template.
 
-    Prints the session id and the workspace path. Exit code 2 for bad usage, also for --device cuda on a
-    machine without a CUDA device (use --device cpu there).
+    Prints the session id and the workspace path. The agent driver (the built-in agent) needs --provider and
+    --model; its key comes from the environment when the session is run. Exit code 2 for bad usage, also for
+    --device cuda on a machine without a CUDA device (use --device cpu there), and for an agent model
+    missing from the price table without --allow-unpriced.
     """
+    from workbench.session.config import DEFAULT_MAX_TURNS
     from workbench.session.create import create_session
     from workbench.session.store import SessionStore
 
     with session_errors():
+        if driver == "agent" and model:
+            from workbench.agent.budget import check_priced
+
+            check_priced(model, allow_unpriced, max_usd)
+        if agent_mode not in ("code", "design"):
+            raise fail(f"--agent-mode must be code or design (got {agent_mode!r})")
         store = SessionStore(sessions_dir)
         ref = create_session(
             store,
@@ -131,10 +173,17 @@ def new_cmd(
             driver=driver,
             command=command,
             from_session=from_session,
-            device=_device(device),
+            device=resolve_device_option(device),
             workloads=workload or None,
             eval_timeout_s=eval_timeout,
             unsandboxed=unsandboxed,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            max_turns=max_turns if max_turns is not None else DEFAULT_MAX_TURNS,
+            max_usd=max_usd,
+            allow_unpriced=allow_unpriced,
+            agent_mode="design" if agent_mode == "design" else "code",
         )
     if as_json:
         write_stdout(json.dumps({"id": ref.id, "dir": str(ref.dir), "workspace": str(ref.workspace)}) + "\n")
@@ -170,10 +219,10 @@ def run_cmd(
         store = SessionStore(sessions_dir)
         ref = store.resolve(session_id)
         try:
-            result = _run(store, ref, tasks_dir, guidance_dir, idle_exit, _print_results if quiet else _print_event)
+            result = run_session(store, ref, tasks_dir, guidance_dir, idle_exit, _print_results if quiet else _print_event)
         except KeyboardInterrupt:
             raise fail("interrupted; `d2k-workbench session run` resumes the session", 130) from None
-    raise _finish(result)
+    raise _finish(result, store.load(ref).config)
 
 
 @session_app.command("list")
@@ -234,7 +283,7 @@ def logs_cmd(
 
     With --follow, new events are printed as the runner writes them, until the session ends (its runner
     finishes) or Ctrl-C; a session not being run is waited for. Event types: session_started, revision,
-    eval_started, eval_finished, eval_skipped, model_call, tool_call, tool_result, driver_output,
+    eval_started, eval_finished, eval_skipped, model_call, model_retry, tool_call, tool_result, driver_output,
     driver_finished, submission, judge_verdict, review, session_finished, error. Exit code 0, or 2 for an
     unknown session or event type.
     """
@@ -424,17 +473,26 @@ def replay_cmd(
             guidance=source.guidance,
             driver="replay",
             from_session=source.id,
-            device=_device(device),
+            device=resolve_device_option(device),
             workloads=workload or source.workloads,
             eval_timeout_s=source.eval_timeout_s,
         )
         if not quiet:
             write_stdout(f"replay session {ref.id}\n")
         try:
-            result = _run(store, ref, tasks_dir, guidance_dir, None, None if quiet else _print_event)
+            result = run_session(store, ref, tasks_dir, guidance_dir, None, None if quiet else _print_event)
         except KeyboardInterrupt:
             raise fail(f"interrupted; `d2k-workbench session run {ref.id}` resumes the replay", 130) from None
     raise _finish(result)
 
 
-__all__ = ["replay_cmd", "session_app"]
+__all__ = [
+    "DeviceOpt",
+    "SessionsDir",
+    "WorkloadOpt",
+    "replay_cmd",
+    "resolve_device_option",
+    "run_session",
+    "session_app",
+    "session_errors",
+]

@@ -21,7 +21,11 @@ from workbench.errors import SessionError
 CONFIG_NAME = "session.toml"
 FORMAT_VERSION: Literal[1] = 1
 DriverName = Literal["human", "command", "replay", "agent"]
-DRIVERS: tuple[DriverName, ...] = ("human", "command", "replay")  # the ones `session new` offers today
+DRIVERS: tuple[DriverName, ...] = ("human", "command", "replay", "agent")
+ProviderName = Literal["openai", "openai-responses", "anthropic"]
+PROVIDERS: tuple[ProviderName, ...] = ("openai", "openai-responses", "anthropic")
+AgentMode = Literal["code", "design"]
+DEFAULT_MAX_TURNS = 350  # the paper's budget
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -45,6 +49,13 @@ class SessionConfig(BaseModel):
     device: str  # cpu, cuda or cuda:N (never "auto": resolved when the session is created)
     workloads: list[str] | None = None  # None: the harness default (smoke workloads on cpu, all on a GPU)
     eval_timeout_s: float | None = None  # None: the harness default
+    provider: ProviderName | None = None  # agent driver: the API (the key comes from the environment, never a file)
+    model: str | None = None  # agent driver: the model's name at that provider
+    base_url: str | None = None  # agent driver: any compatible server (vLLM, SGLang, llama.cpp, ...)
+    max_turns: int = Field(default=DEFAULT_MAX_TURNS, ge=1)  # agent driver: model calls at most
+    max_usd: float | None = Field(default=None, gt=0)  # agent driver: optional dollar budget
+    allow_unpriced: bool = False  # agent driver: a model missing from the price table runs with cost null
+    agent_mode: AgentMode = "code"  # agent driver: write kernels (code) or propose a design (design)
     debounce_ms: int = Field(default=500, ge=50, le=60_000)  # quiet time that ends a burst of writes
     solution: str = "solution.py"  # the file evaluated, relative to the workspace
     created: datetime
@@ -57,6 +68,8 @@ class SessionConfig(BaseModel):
             raise ValueError("a command session needs `command` (the shell command run in the workspace)")
         if self.driver == "replay" and not self.from_session:
             raise ValueError("a replay session needs `from_session` (the recorded session to replay)")
+        if self.driver == "agent" and not (self.provider and self.model):
+            raise ValueError("an agent session needs `provider` and `model`")
         return self
 
     @field_validator("device")

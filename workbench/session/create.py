@@ -6,7 +6,16 @@ from datetime import UTC, datetime
 
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
 from workbench.errors import UsageError
-from workbench.session.config import DRIVERS, SessionConfig, collect_versions, new_session_id, write_config
+from workbench.session.config import (
+    DEFAULT_MAX_TURNS,
+    DRIVERS,
+    PROVIDERS,
+    AgentMode,
+    SessionConfig,
+    collect_versions,
+    new_session_id,
+    write_config,
+)
 from workbench.session.integrity import create_key
 from workbench.session.layout import BRIEF_NAME, SessionRef
 from workbench.session.store import SessionStore
@@ -16,8 +25,45 @@ PUBLIC_TASK_FILES = ("task.toml", "reference.py", "inputs.py", "template.py")  #
 TEMPLATE_AUTHOR = "template"
 
 
+DESIGN_FILE = "model_design.json"  # where a design session's proposal lands (the agent's submit_design)
+
+
+def design_brief_text(task: Task, guidance_text: str) -> str:
+    """The brief of a design session (the agent's design mode): propose a design, write no code."""
+    spec = task.spec
+    parts = [
+        f"# Task {spec.id}: {spec.title}: propose a design",
+        "",
+        "Propose a design for an efficient Triton implementation of this task; do not write code. Nothing is",
+        "evaluated in this session. The task's public files are under `task/`"
+        + (" and the expert design guidance is in `task/guidance.md`." if guidance_text else ".")
+        + " Submit the design once with `submit_design`: L1 entries (each algorithmic change and its",
+        "correctness, performance and dataflow consequences), L2 stages and edges (placement, layout, ownership,",
+        "lifetimes, reuse, parallelism at the registered shapes, adoption checks) and L3 mechanisms tied to",
+        f"the L1/L2 items they serve (with their pitfalls and what must be measured). It is saved as `{DESIGN_FILE}`.",
+        "",
+        "## Requirements an implementation of the design must meet",
+        "",
+        *(f"- {line}" for line in spec.requirements),
+        "",
+        "## Registered workloads",
+        "",
+        *(f"- `{w.name}`: " + ", ".join(f"{k}={v}" for k, v in w.axes.items()) for w in spec.workloads),
+        "",
+        "## Description",
+        "",
+        task.description_text().strip(),
+        "",
+    ]
+    if guidance_text:
+        parts += [guidance_text.strip(), ""]
+    return "\n".join(parts)
+
+
 def brief_text(task: Task, guidance_text: str, config: SessionConfig) -> str:
     """The task brief given to any driver: what to do, where, how it is judged, and the guidance."""
+    if config.driver == "agent" and config.agent_mode == "design":
+        return design_brief_text(task, guidance_text)
     spec = task.spec
     where = (
         "on the CPU under the Triton interpreter (smoke workloads, no timing)"
@@ -46,14 +92,59 @@ def brief_text(task: Task, guidance_text: str, config: SessionConfig) -> str:
     return "\n".join(parts)
 
 
-def workspace_files(task: Task, guidance_text: str, brief: str, solution: str) -> dict[str, str]:
-    """The first commit: the template as the solution, the public task files, the brief. Never expert.py or a rubric."""
-    files = {solution: task.file("template.py").read_text(encoding="utf-8"), BRIEF_NAME: brief}
+def workspace_files(task: Task, guidance_text: str, brief: str, solution: str | None) -> dict[str, str]:
+    """The first commit: the template as the solution (none in a design session: `solution` None), the
+    public task files, the brief. Never expert.py or a rubric."""
+    files = {BRIEF_NAME: brief}
+    if solution is not None:
+        files[solution] = task.file("template.py").read_text(encoding="utf-8")
     for name in (*PUBLIC_TASK_FILES, task.spec.description):
         files[f"task/{name}"] = task.file(name).read_text(encoding="utf-8")
     if guidance_text:
         files["task/guidance.md"] = guidance_text
     return files
+
+
+def _check_agent_options(
+    driver: str,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    max_turns: int,
+    max_usd: float | None,
+    allow_unpriced: bool,
+    agent_mode: str,
+) -> None:
+    """The agent's options go with the agent driver only, and each is in range (UsageError says which)."""
+    if driver == "agent":
+        if provider not in PROVIDERS:
+            raise UsageError(f"--provider must be one of: {', '.join(PROVIDERS)} (got {provider!r})")
+        if not (model and model.strip()):
+            raise UsageError("the agent needs --model NAME (the model's name at the provider)")
+        if max_turns < 1:
+            raise UsageError(f"--max-turns must be at least 1 (got {max_turns})")
+        if max_usd is not None and max_usd <= 0:
+            raise UsageError(f"--max-usd must be positive (got {max_usd:g})")
+        if agent_mode not in ("code", "design"):
+            raise UsageError(f"unknown agent mode {agent_mode!r}; expected code or design")
+        return
+    given = [
+        name
+        for name, value in (
+            ("--provider", provider),
+            ("--model", model),
+            ("--base-url", base_url),
+            ("--max-usd", max_usd),
+            ("--allow-unpriced", allow_unpriced or None),
+        )
+        if value is not None
+    ]
+    if max_turns != DEFAULT_MAX_TURNS:
+        given.append("--max-turns")
+    if agent_mode != "code":
+        given.append("design mode")
+    if given:
+        raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} only for the agent driver")
 
 
 def create_session(
@@ -69,6 +160,13 @@ def create_session(
     workloads: list[str] | None = None,
     eval_timeout_s: float | None = None,
     unsandboxed: bool = False,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    max_usd: float | None = None,
+    allow_unpriced: bool = False,
+    agent_mode: AgentMode = "code",
     now: datetime | None = None,
 ) -> SessionRef:
     """Validate the request, then write sessions/<id>/ (session.toml, workspace/). UsageError for bad input."""
@@ -93,6 +191,7 @@ def create_session(
         raise UsageError("--driver replay needs --from SESSION (the recorded session to replay)")
     if driver != "replay" and from_session:
         raise UsageError("--from is only for --driver replay")
+    _check_agent_options(driver, provider, model, base_url, max_turns, max_usd, allow_unpriced, agent_mode)
     task = catalog.task(task_id)  # CatalogError names the known tasks
     if from_session:
         source = store.load(store.resolve(from_session)).config
@@ -121,6 +220,13 @@ def create_session(
         created=created,
         versions=collect_versions(),
         unsandboxed=unsandboxed,
+        provider=provider,  # checked above against PROVIDERS
+        model=model,
+        base_url=base_url,
+        max_turns=max_turns,
+        max_usd=max_usd,
+        allow_unpriced=allow_unpriced,
+        agent_mode=agent_mode,
     )
     session_dir = store.root / config.id
     session_dir.mkdir(parents=True, exist_ok=False)
@@ -129,7 +235,7 @@ def create_session(
     brief = brief_text(task, guidance_text, config)
     Workspace.create(
         session_dir / "workspace",
-        workspace_files(task, guidance_text, brief, config.solution),
+        workspace_files(task, guidance_text, brief, None if config.agent_mode == "design" else config.solution),
         TEMPLATE_AUTHOR,
         f"template of {task.id}",
     )

@@ -22,6 +22,7 @@ from workbench.session.events import (
     Event,
     JudgeVerdict,
     ModelCall,
+    ModelRetry,
     Review,
     Revision,
     SessionFinished,
@@ -111,6 +112,9 @@ def event_summary(event: Event) -> str:
         said = f": {one_line(event.text)}" if event.text else ""
         took = f"{event.latency_s:.1f} s" + (f" {event.stop_reason}" if event.stop_reason else "")
         return f"turn {event.turn} {event.model}: {tokens} in / {usage.output} out{cost} {took}{said}"
+    if isinstance(event, ModelRetry):
+        status = f" (HTTP {event.status})" if event.status is not None else ""
+        return f"turn {event.turn} retry {event.attempt} in {event.wait_s:.1f} s{status}: {one_line(event.message)}"
     if isinstance(event, ToolCall):
         args = ", ".join(f"{name}={str(value)[:40]}" for name, value in event.arguments.items())
         return f"turn {event.turn} tool {event.name}({one_line(args)})"

@@ -57,14 +57,27 @@ class RunResult:
         return self.submission_rev is not None
 
 
-def make_driver(config: SessionConfig, store: SessionStore, idle_exit: float | None, hidden: list[Path] | None = None) -> Driver:
-    """`hidden`: more folders a sandboxed command must not see (the catalogue's tasks and guidance)."""
+def make_driver(
+    config: SessionConfig,
+    store: SessionStore,
+    idle_exit: float | None,
+    hidden: list[Path] | None = None,
+    catalog: Catalog | None = None,
+) -> Driver:
+    """`hidden`: more folders a sandboxed command must not see (the catalogue's tasks and guidance);
+    `catalog`: where the agent finds its task (default: the roots of workbench.paths)."""
     if config.driver == "human":
         return HumanDriver(idle_exit)
     if config.driver == "command" and config.command:  # SessionConfig requires the command
         return CommandDriver(config.command, hidden=hidden or [])
     if config.driver == "replay" and config.from_session:  # and the recorded session
         return ReplayDriver(store, config.from_session)
+    if config.driver == "agent":
+        # The one place the session package names a package above it, by import at call time: the agent
+        # (workbench/agent) is a Driver like the others and needs the runner, not the other way round.
+        from workbench.agent import agent_driver
+
+        return agent_driver(config, catalog)
     raise UsageError(f"driver {config.driver!r} cannot be run from the command line yet")
 
 
@@ -130,6 +143,8 @@ class Runner:
         self._repo: Workspace | None = None
         self._last_activity = time.monotonic()
         self._keep_all = self.config.driver == "replay"
+        # a design session (the agent proposes a design, writes no kernel) has nothing to evaluate
+        self._evaluates = not (self.config.driver == "agent" and self.config.agent_mode == "design")
         self._repo_broken = False
 
     @staticmethod
@@ -171,7 +186,8 @@ class Runner:
                 Revision(rev=rev, sha=info.sha, files=info.files, author=info.author, message=info.message, replay_of=replay_of)
             )
             self._last_activity = time.monotonic()
-            queue.submit(rev, info.sha, keep=self._keep_all)
+            if self._evaluates:
+                queue.submit(rev, info.sha, keep=self._keep_all)
             return rev
 
     def write_files(self, files: Mapping[str, bytes | None], message: str = "", replay_of: int | None = None) -> int | None:
@@ -255,6 +271,8 @@ class Runner:
             self.emit(DriverFinished(driver=self.config.driver, reason=result.reason, exit_code=result.exit_code))
             self._queue.drain()
             chosen, why = select_submission(self._state.ordered())
+            if not self._evaluates:
+                why = "a design session: no kernel revision is evaluated"
             self.emit(
                 Submission(
                     rev=chosen.rev if chosen else None,
@@ -282,7 +300,7 @@ class Runner:
 
     def _drive(self) -> DriverResult:
         driver = self._driver or make_driver(
-            self.config, self.store, self._idle_exit, [self.catalog.tasks_dir, self.catalog.guidance_dir]
+            self.config, self.store, self._idle_exit, [self.catalog.tasks_dir, self.catalog.guidance_dir], self.catalog
         )
         try:
             return driver.run(self)
@@ -306,7 +324,7 @@ class Runner:
                         where="resume",
                     )
                 )
-        for revision in self._state.unevaluated():  # never evaluated, or cut off mid-evaluation
+        for revision in self._state.unevaluated() if self._evaluates else []:  # never evaluated, or cut off mid-evaluation
             queue.submit(revision.rev, revision.sha, keep=True)
         self.commit("edits found when the runner started")
 

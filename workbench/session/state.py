@@ -18,10 +18,13 @@ from workbench.session.events import (
     EvalSkipped,
     EvalStarted,
     Event,
+    ModelCall,
     Revision,
     SessionFinished,
     SessionStarted,
     Submission,
+    ToolCall,
+    ToolResult,
 )
 
 EvalState = Literal["pending", "running", "finished", "skipped"]
@@ -91,6 +94,9 @@ class SessionState:
     driver_finished: DriverFinished | None = None
     driver_output: list[DriverOutput] = field(default_factory=list)
     errors: list[Error] = field(default_factory=list)
+    model_calls: list[ModelCall] = field(default_factory=list)  # the built-in agent's turns, in log order
+    tool_calls: list[ToolCall] = field(default_factory=list)  # its tool calls
+    tool_results: list[ToolResult] = field(default_factory=list)  # and their results
     counts: dict[str, int] = field(default_factory=dict)  # events per type
     last_seq: int = 0
     seq_problems: list[str] = field(default_factory=list)  # gaps or repeats in seq (should stay empty)
@@ -146,6 +152,12 @@ class SessionState:
             self.driver_output.append(event)
         elif isinstance(event, Error):
             self.errors.append(event)
+        elif isinstance(event, ModelCall):
+            self.model_calls.append(event)
+        elif isinstance(event, ToolCall):
+            self.tool_calls.append(event)
+        elif isinstance(event, ToolResult):
+            self.tool_results.append(event)
 
     # ---- views -------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from workbench.session.layout import SessionRef
 from workbench.tui.context import WorkbenchContext
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.launch import LaunchScreen
+from workbench.tui.screens.results import ResultsScreen
 from workbench.tui.screens.session_view import SessionViewScreen
 from workbench.tui.screens.sessions import SessionsScreen
 from workbench.tui.screens.tasks import TasksScreen
@@ -30,7 +31,7 @@ class WorkbenchApp(App[None]):
     TITLE = "d2k-workbench"
     SUB_TITLE = "D2K-Bench"
     CSS_PATH = STYLES / "app.tcss"
-    MODES = {"tasks": TasksScreen, "sessions": SessionsScreen}
+    MODES = {"tasks": TasksScreen, "sessions": SessionsScreen, "results": ResultsScreen}
     DEFAULT_MODE = "tasks"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
@@ -38,6 +39,7 @@ class WorkbenchApp(App[None]):
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         Binding("t", "show_tasks", "Tasks", id="app.tasks"),
         Binding("s", "show_sessions", "Sessions", id="app.sessions"),
+        Binding("m", "show_results", "Results", id="app.results"),
         Binding("n", "launch", "New session", id="app.launch"),
     ]
 
@@ -76,6 +78,9 @@ class WorkbenchApp(App[None]):
 
     def action_show_tasks(self) -> None:
         self.switch_mode("tasks")
+
+    def action_show_results(self) -> None:
+        self.switch_mode("results")
 
     def action_show_sessions(self) -> None:
         self.switch_mode("sessions")

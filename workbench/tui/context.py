@@ -11,6 +11,7 @@ from pathlib import Path
 
 from workbench import paths
 from workbench.catalog import Catalog, GuidanceConfig
+from workbench.session.config import DEFAULT_MAX_TURNS
 from workbench.session.store import EXAMPLES_DIR, SessionStore
 
 _NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")
@@ -27,6 +28,13 @@ class LaunchChoices:
     device: str = "cpu"
     idle_exit_min: str = str(DEFAULT_IDLE_EXIT_MIN)  # human driver; "" = never
     eval_timeout_s: str = ""  # "" = the harness default
+    provider: str = "openai"  # agent driver: the API (its key comes from the environment, never from the dialog)
+    model: str = ""  # agent driver: the model's name at the provider
+    base_url: str = ""  # agent driver: "" = the provider's own API
+    max_turns: str = str(DEFAULT_MAX_TURNS)  # agent driver: model calls at most
+    max_usd: str = ""  # agent driver: "" = no dollar budget
+    allow_unpriced: bool = False  # agent driver: run a model missing from the price table
+    agent_mode: str = "code"  # agent driver: code or design
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from workbench.session.events import Event
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionSummary, SessionView
 from workbench.session.workspace import Workspace
+from workbench.tui.turns import AgentUsage
 
 
 @dataclass
@@ -38,10 +39,13 @@ class TasksLoaded(Message):
 
 
 class SessionsLoaded(Message):
-    def __init__(self, rows: list[SessionSummary], running: set[str]) -> None:
+    """Every session's summary, the ids of those a runner runs now, and the agent sessions' usage so far."""
+
+    def __init__(self, rows: list[SessionSummary], running: set[str], costs: dict[str, AgentUsage] | None = None) -> None:
         super().__init__()
         self.rows = rows
         self.running = running
+        self.costs = costs or {}
 
 
 class SessionLoaded(Message):

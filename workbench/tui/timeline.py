@@ -3,7 +3,8 @@
 The state shown is always `SessionState` after applying the first `position` events one at a time.
 Live sessions append events as they arrive and, while following, move the position to the end;
 stepping moves the position by revision (to where each revision's evaluation ended), by event, to the
-start or end, or plays. Nothing here touches Textual, git or files.
+start or end, or plays. An agent's usage (turns, tokens, cost) is indexed too, so that it is known as of
+any position at once. Nothing here touches Textual, git or files.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 
 from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Event, Revision, Submission
 from workbench.session.state import SessionState
+from workbench.tui.turns import AgentUsage, UsageIndex
 
 _REVISION_EVENTS = (Revision, EvalStarted, EvalFinished, EvalSkipped)
 
@@ -27,11 +29,13 @@ class Timeline:
     _revisions: set[int] = field(default_factory=set, init=False, repr=False)
     _submission: Submission | None = field(default=None, init=False, repr=False)
     _submission_at: int = field(default=0, init=False, repr=False)
+    _usage: UsageIndex = field(default_factory=UsageIndex, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._index(0)
 
     def _index(self, start: int) -> None:
+        self._usage.extend(self.events[start:])
         for offset, event in enumerate(self.events[start:], start=start + 1):
             if isinstance(event, _REVISION_EVENTS):
                 self._stops[event.rev] = offset  # after the revision's last event so far
@@ -50,6 +54,16 @@ class Timeline:
     def revision_count(self) -> int:
         """Revisions among all recorded events (not only the applied ones)."""
         return len(self._revisions)
+
+    @property
+    def usage(self) -> AgentUsage:
+        """The agent's turns, tokens and cost as of the position (only the applied events count)."""
+        return self._usage.at(self.position)
+
+    @property
+    def has_agent_events(self) -> bool:
+        """Some recorded event is a model call, a retry, a tool call or a tool result."""
+        return self._usage.any
 
     @property
     def submission(self) -> Submission | None:

@@ -15,15 +15,20 @@ from workbench.tui.screens.base import STYLES
 ABOUT = """\
 d2k-workbench: browse D2K-Bench tasks and their expert guidance, launch sessions, watch them live and replay them.
 
-Areas:  t tasks   s sessions   n new session   ctrl+p command palette (every key below is also a command)
+Areas:  t tasks   s sessions   m results   n new session   ctrl+p command palette (every key below is also a command)
 Session view: the revision table (★ = the session's submission, marked at every position), the code of the
-selected revision and its diff to the previous one, the event log, and latency by revision. Watching live
+selected revision and its diff to the previous one (b marks the selected revision as the diff's base instead),
+the event log, and latency by revision. Watching live
 and stepping through a recorded session are the same view, its position moving over the recorded events
 (this stepping is the view's own; the "replay" driver is something else: a new session re-running a
 recorded one). [ ] step by revision (to where its evaluation ended), { } by event, < > to the start or
 end, space plays event by event, f follows a live session; up/down select a revision's code without
 moving the position. The header says where you are: "stepping: revision 3/7" or "live: revision 3/7".
 A live session follows new events until you scroll the log up or step back; x stops its runner.
+An agent session opens on its Agent tab (a): each turn's text, tool calls with their arguments and
+results, retries (up/down select one, enter expands it in full), under a line of turns used of the budget,
+tokens by bucket and cost so far, all as of the position. Its API key is read from the environment
+(OPENAI_API_KEY or ANTHROPIC_API_KEY), never asked for or shown.
 Sessions launched here keep running when the app closes (a human session ends after its idle time);
 reopen the app to watch them again.
 """

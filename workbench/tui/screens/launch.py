@@ -1,26 +1,32 @@
 """The launch dialog: create a session (as `session new` does) and start its runner as a detached process.
 
 Every field can be reached with Tab. The driver's own fields stay reachable whatever the driver: typing a
-command picks the command driver, choosing a session to replay picks the replay driver. What the dialog was
-set to is kept in the app's context (`WorkbenchContext.launch`) for the next time it opens.
+command picks the command driver, choosing a session to replay picks the replay driver. The built-in
+agent's fields (provider, model, base URL, turns, dollar budget, unpriced models, mode) are shown only
+while the agent driver is chosen. The API key is never asked for nor shown: the runner reads it from the
+environment (OPENAI_API_KEY or ANTHROPIC_API_KEY; a local server at a base URL needs none), and the dialog
+warns, without refusing, when that variable is unset. What the dialog was set to is kept in the app's
+context (`WorkbenchContext.launch`) for the next time it opens.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Input, Label, Select, SelectionList, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
 from workbench.catalog import CONFIGS, GuidanceConfig
 from workbench.catalog.errors import CatalogError
 from workbench.errors import UsageError, WorkbenchError
+from workbench.session.config import DEFAULT_MAX_TURNS, PROVIDERS, AgentMode
 from workbench.session.create import create_session
 from workbench.session.layout import SessionRef
 from workbench.tui.context import WorkbenchContext, gpu_devices
@@ -28,7 +34,14 @@ from workbench.tui.messages import LaunchOptionsLoaded, SessionLaunched
 from workbench.tui.screens.base import STYLES, WorkbenchModal
 
 RUNNER_LOG = "runner.log"  # the runner's stdout/stderr, in the session directory
-LAUNCH_DRIVERS = ("human", "command", "replay")
+LAUNCH_DRIVERS = ("human", "command", "replay", "agent")
+REMEMBERED_DRIVERS = ("human", "command", "agent")  # a replay needs its session chosen again
+AGENT_MODES: tuple[AgentMode, ...] = ("code", "design")
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+KEY_HINT = (
+    "API key: never asked for here; the runner reads OPENAI_API_KEY (openai, openai-responses) or "
+    "ANTHROPIC_API_KEY from this app's environment (a local server at a base URL needs none)."
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,13 @@ class LaunchRequest:
     workloads: list[str] | None = None  # None: the harness default
     eval_timeout_s: float | None = None  # None: the harness default
     idle_exit_s: float | None = None  # human driver: end after this long without a revision; None: never
+    provider: str | None = None  # agent driver: the API
+    model: str | None = None  # agent driver: the model's name at the provider
+    base_url: str | None = None  # agent driver: None = the provider's own API
+    max_turns: int = DEFAULT_MAX_TURNS  # agent driver: model calls at most
+    max_usd: float | None = None  # agent driver: None = no dollar budget
+    allow_unpriced: bool = False  # agent driver: run a model missing from the price table
+    agent_mode: AgentMode = "code"  # agent driver
 
 
 @dataclass(frozen=True)
@@ -53,6 +73,7 @@ class Launched:
     pid: int
     log: str
     idle_exit_s: float | None
+    request: LaunchRequest | None = None
 
 
 def start_runner(context: WorkbenchContext, ref: SessionRef, idle_exit_s: float | None) -> tuple[int, str]:
@@ -84,10 +105,61 @@ def launch(context: WorkbenchContext, request: LaunchRequest) -> Launched:
         device=request.device,
         workloads=request.workloads,
         eval_timeout_s=request.eval_timeout_s,
+        **agent_options(request),
     )
     idle_exit_s = request.idle_exit_s if request.driver == "human" else None
     pid, log = start_runner(context, ref, idle_exit_s)
-    return Launched(ref, request.driver, pid, log, idle_exit_s)
+    return Launched(ref, request.driver, pid, log, idle_exit_s, request)
+
+
+def agent_options(request: LaunchRequest) -> dict[str, Any]:
+    """create_session's agent arguments: the request's for the agent driver, none for the others (which
+    create_session refuses to be given)."""
+    if request.driver != "agent":
+        return {}
+    return {
+        "provider": request.provider,
+        "model": request.model,
+        "base_url": request.base_url,
+        "max_turns": request.max_turns,
+        "max_usd": request.max_usd,
+        "allow_unpriced": request.allow_unpriced,
+        "agent_mode": request.agent_mode,
+    }
+
+
+def missing_key(provider: str, base_url: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The variable that should hold the provider's API key when it is unset (and no base URL is given,
+    whose local server may need none); None when there is nothing to warn about."""
+    variable = KEY_VARIABLES.get(provider)
+    env = os.environ if environ is None else environ
+    if variable is None or base_url or env.get(variable, "").strip():
+        return None
+    return variable
+
+
+def whole_number(text: str, what: str, default: int) -> int:
+    """A field's whole number (>= 1), `default` when it is empty; UsageError naming the field otherwise."""
+    text = text.strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"{what}: a whole number of at least 1")
+    return value
+
+
+def base_url_of(text: str) -> str | None:
+    """The base URL field: None when empty; UsageError unless it is an http(s) address."""
+    text = text.strip()
+    if not text:
+        return None
+    if not text.startswith(("http://", "https://")) or len(text) <= len("https://"):
+        raise UsageError("base URL: an http:// or https:// address (a compatible server), or empty")
+    return text
 
 
 def positive_number(text: str, what: str) -> float | None:
@@ -117,11 +189,21 @@ def started_notice(launched: Launched) -> str:
             f"session {ref.id} started: edit {ref.workspace / 'solution.py'} (each save is a revision, evaluated "
             f"as it lands; {ends}, or press x in its view). Runner pid {launched.pid}, log {launched.log}"
         )
+    if launched.driver == "agent" and launched.request is not None:
+        request = launched.request
+        where = f" at {request.base_url}" if request.base_url else ""
+        variable = missing_key(request.provider or "", request.base_url)
+        key = f"; {variable} is not set, so its calls may fail" if variable else ""
+        return (
+            f"session {ref.id} started: the agent ({request.provider} {request.model}{where}, up to "
+            f"{request.max_turns} turns{key}). Runner pid {launched.pid}, log {launched.log}, workspace {ref.workspace}"
+        )
     return f"session {ref.id} started (runner pid {launched.pid}; log {launched.log}; workspace {ref.workspace})"
 
 
 class LaunchScreen(WorkbenchModal):
-    """Task, guidance, driver (human, a command or a replay) with its fields, device, evaluation options."""
+    """Task, guidance, driver (human, a command, a replay or the agent) with its fields, device, evaluation
+    options."""
 
     CSS_PATH = STYLES / "launch.tcss"
     BINDINGS = [
@@ -154,8 +236,9 @@ class LaunchScreen(WorkbenchModal):
                 )
             with Horizontal(classes="launch-field"):
                 yield Label("Driver")
-                driver = choices.driver if choices.driver in ("human", "command") else "human"
+                driver = choices.driver if choices.driver in REMEMBERED_DRIVERS else "human"
                 yield Select([(d, d) for d in LAUNCH_DRIVERS], value=driver, allow_blank=False, compact=True, id="launch-driver")
+            yield from self.compose_agent(driver == "agent")
             with Horizontal(classes="launch-field"):
                 yield Label("Command")
                 yield Input(
@@ -203,9 +286,60 @@ class LaunchScreen(WorkbenchModal):
                 yield Button("Start", variant="primary", id="launch-start")
                 yield Button("Cancel", id="launch-cancel")
 
+    def compose_agent(self, shown: bool) -> ComposeResult:
+        """The agent's fields, in a box shown only while the agent driver is chosen."""
+        choices = self.context.launch
+        agent = Vertical(id="launch-agent")
+        agent.display = shown
+        with agent:
+            with Horizontal(classes="launch-field"):
+                yield Label("Provider")
+                provider = choices.provider if choices.provider in PROVIDERS else PROVIDERS[0]
+                yield Select([(p, p) for p in PROVIDERS], value=provider, allow_blank=False, compact=True, id="launch-provider")
+            with Horizontal(classes="launch-field"):
+                yield Label("Model")
+                yield Input(choices.model, placeholder="agent: the model's name at the provider", compact=True, id="launch-model")
+            with Horizontal(classes="launch-field"):
+                yield Label("Base URL")
+                yield Input(
+                    choices.base_url,
+                    placeholder="optional: a compatible server (vLLM, SGLang, llama.cpp, ...)",
+                    compact=True,
+                    id="launch-base-url",
+                )
+            with Horizontal(classes="launch-field"):
+                yield Label("Turns")
+                turns = f"model calls at most; empty: {DEFAULT_MAX_TURNS}"
+                yield Input(choices.max_turns, placeholder=turns, compact=True, id="launch-turns")
+            with Horizontal(classes="launch-field"):
+                yield Label("Max USD")
+                budget = "optional: stop once the cost reaches this"
+                yield Input(choices.max_usd, placeholder=budget, compact=True, id="launch-max-usd")
+            with Horizontal(classes="launch-field"):
+                yield Label("Mode")
+                mode = choices.agent_mode if choices.agent_mode in AGENT_MODES else "code"
+                yield Select(
+                    [("code: write Triton kernels", "code"), ("design: propose a design", "design")],
+                    value=mode,
+                    allow_blank=False,
+                    compact=True,
+                    id="launch-mode",
+                )
+            with Horizontal(classes="launch-field"):
+                yield Label("Unpriced")
+                yield Checkbox(
+                    "allow a model with no known price (its cost shows as unpriced)",
+                    choices.allow_unpriced,
+                    compact=True,
+                    id="launch-unpriced",
+                )
+            yield Static(KEY_HINT, classes="launch-hint", id="launch-key-hint")
+            yield Static("", id="launch-key-warning")
+
     def on_mount(self) -> None:
         self.query_one("#launch-task", Select).focus()
         self._load_options()
+        self._update_key_warning()
 
     # ---- what the chosen task offers: its workloads and the sessions a replay can re-run ---------------
 
@@ -251,10 +385,33 @@ class LaunchScreen(WorkbenchModal):
     def _driver_changed(self, event: Select.Changed) -> None:
         """A driver chosen by the user moves on to its own field (not one set as the dialog opens or by
         typing in that field)."""
-        focus = {"command": "#launch-command", "replay": "#launch-from"}.get(str(event.value))
+        agent = event.value == "agent"
+        self.query_one("#launch-agent").display = agent
+        focus = {"command": "#launch-command", "replay": "#launch-from", "agent": "#launch-provider"}.get(str(event.value))
         if focus is not None and event.select.has_focus_within:
             self.query_one(focus).focus()
+        self._update_key_warning()
         self._remember()
+
+    @on(Select.Changed, "#launch-provider")
+    @on(Input.Changed, "#launch-base-url")
+    def _key_source_changed(self) -> None:
+        self._update_key_warning()
+        self._remember()
+
+    def _update_key_warning(self) -> None:
+        """Warn (never refuse) when the agent's provider needs a key that this environment lacks."""
+        provider = str(self.query_one("#launch-provider", Select).value)
+        base_url = self.query_one("#launch-base-url", Input).value.strip() or None
+        variable = missing_key(provider, base_url)
+        warning = self.query_one("#launch-key-warning", Static)
+        warning.update(
+            f"⚠ {variable} is not set: the agent's calls to {provider} will fail (set it before starting "
+            "d2k-workbench, or give a base URL)"
+            if variable
+            else ""
+        )
+        warning.display = variable is not None
 
     @on(Input.Changed, "#launch-command")
     def _command_typed(self, event: Input.Changed) -> None:
@@ -269,8 +426,13 @@ class LaunchScreen(WorkbenchModal):
 
     @on(Select.Changed, "#launch-guidance")
     @on(Select.Changed, "#launch-device")
+    @on(Select.Changed, "#launch-mode")
     @on(Input.Changed, "#launch-idle")
     @on(Input.Changed, "#launch-timeout")
+    @on(Input.Changed, "#launch-model")
+    @on(Input.Changed, "#launch-turns")
+    @on(Input.Changed, "#launch-max-usd")
+    @on(Checkbox.Changed, "#launch-unpriced")
     def _remember(self) -> None:
         """Keep the fields as they are now in the app's context, for the next time the dialog opens."""
         choices = self.context.launch
@@ -282,6 +444,13 @@ class LaunchScreen(WorkbenchModal):
         choices.device = str(self.query_one("#launch-device", Select).value)
         choices.idle_exit_min = self.query_one("#launch-idle", Input).value
         choices.eval_timeout_s = self.query_one("#launch-timeout", Input).value
+        choices.provider = str(self.query_one("#launch-provider", Select).value)
+        choices.model = self.query_one("#launch-model", Input).value
+        choices.base_url = self.query_one("#launch-base-url", Input).value
+        choices.max_turns = self.query_one("#launch-turns", Input).value
+        choices.max_usd = self.query_one("#launch-max-usd", Input).value
+        choices.allow_unpriced = self.query_one("#launch-unpriced", Checkbox).value
+        choices.agent_mode = str(self.query_one("#launch-mode", Select).value)
 
     # ---- start and cancel --------------------------------------------------------------------------
 
@@ -310,6 +479,7 @@ class LaunchScreen(WorkbenchModal):
             raise UsageError("the replay driver needs a recorded session to replay (Replay of)")
         idle_min = positive_number(self.query_one("#launch-idle", Input).value, "idle exit (minutes)")
         workloads = [str(name) for name in self.query_one("#launch-workloads", SelectionList).selected]
+        agent = self.agent_request() if driver == "agent" else {}
         return LaunchRequest(
             task,
             cast("GuidanceConfig", self.query_one("#launch-guidance", Select).value),
@@ -320,7 +490,27 @@ class LaunchScreen(WorkbenchModal):
             workloads=workloads or None,
             eval_timeout_s=positive_number(self.query_one("#launch-timeout", Input).value, "eval timeout (seconds)"),
             idle_exit_s=idle_min * 60 if idle_min is not None and driver == "human" else None,
+            **agent,
         )
+
+    def agent_request(self) -> dict[str, Any]:
+        """The agent's fields, checked; UsageError naming the first bad one."""
+        provider = str(self.query_one("#launch-provider", Select).value)
+        if provider not in PROVIDERS:
+            raise UsageError(f"provider: one of {', '.join(PROVIDERS)}")
+        model = self.query_one("#launch-model", Input).value.strip()
+        if not model:
+            raise UsageError("the agent driver needs a model (its name at the provider, e.g. gpt-5 or claude-sonnet-4-5)")
+        mode = str(self.query_one("#launch-mode", Select).value)
+        return {
+            "provider": provider,
+            "model": model,
+            "base_url": base_url_of(self.query_one("#launch-base-url", Input).value),
+            "max_turns": whole_number(self.query_one("#launch-turns", Input).value, "turns", DEFAULT_MAX_TURNS),
+            "max_usd": positive_number(self.query_one("#launch-max-usd", Input).value, "max USD"),
+            "allow_unpriced": self.query_one("#launch-unpriced", Checkbox).value,
+            "agent_mode": mode if mode in AGENT_MODES else "code",
+        }
 
     def action_start(self) -> None:
         if self.launching:

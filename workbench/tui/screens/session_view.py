@@ -4,6 +4,9 @@ Live: a worker polls the log every 0.5 s; new events are recorded and, while fol
 Scrolling the event log up (or stepping back) stops following; the bar shows how many events wait.
 Stepping (the view's own time travel, not the replay driver): `[` `]` move by revision, `{` `}` by event,
 `<` `>` to the start or end, space plays; the header names the position ("stepping: revision 3/7").
+An agent session also shows its transcript (the Agent tab: turns, tool calls with their arguments and
+results, retries) and a status line of turns used, tokens by bucket and cost, all as of the position; both
+come from the log alone, so a recorded agent session reads the same as a live one.
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ from workbench.tui.messages import CodeLoaded, EventsArrived, SessionLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
 from workbench.tui.timeline import Timeline
 from workbench.tui.transcript import event_line
+from workbench.tui.turns import format_usd, usage_text
 from workbench.tui.widgets.code_view import CodeView
 from workbench.tui.widgets.event_log import EventLog
 from workbench.tui.widgets.latency_chart import LatencyChart
 from workbench.tui.widgets.revision_table import SUBMITTED, RevisionTable
+from workbench.tui.widgets.turns_view import TurnsView
 
 POLL_S = 0.5
 PLAY_S = 0.3
@@ -42,7 +47,8 @@ EVENT_KEYS = Binding.Group("Event", compact=True)
 
 
 class SessionViewScreen(WorkbenchScreen):
-    """Revision table, code and diff of the selected revision, event log, latency chart; live or replay."""
+    """Revision table, code and diff of the selected revision, event log, latency chart, and for an agent its
+    transcript and usage; live or stepping."""
 
     CSS_PATH = STYLES / "session_view.tcss"
     AUTO_FOCUS = "#revisions"
@@ -73,7 +79,10 @@ class SessionViewScreen(WorkbenchScreen):
         Binding("f", "follow", "Follow", id="session.follow"),
         Binding("c", "tab('tab-code')", "Code", show=False, id="session.code"),
         Binding("d", "tab('tab-diff')", "Diff", show=False, id="session.diff"),
+        Binding("b", "diff_base", "Diff base", show=False, id="session.diff_base"),
+        Binding("r", "review", "Review (judge)", id="session.review"),
         Binding("e", "tab('tab-events')", "Events", show=False, id="session.events"),
+        Binding("a", "tab('tab-agent')", "Agent transcript", show=False, id="session.agent"),
     ]
 
     def __init__(self, ref: SessionRef) -> None:
@@ -88,19 +97,25 @@ class SessionViewScreen(WorkbenchScreen):
         self.playing = False
         self.code_rev: int | None = None  # the revision whose code is wanted
         self.shown_rev: int | None = None  # the revision whose code is on screen
+        self.diff_base: int | None = None  # the Diff tab compares with this revision (None: the previous one)
         self._play_timer: Timer | None = None
         self._polling = False
+        self._agent_shown = False  # whether the Agent tab and the usage line are shown
+        self._transcript_built = False  # whether the Agent tab's transcript holds the events read so far
 
     # ---- layout ------------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text(self.ref.id, style="bold"), id="session-header")
+        yield Static(id="agent-status")
         with Horizontal(id="session-body"):
             with Vertical(id="session-left"):
                 yield RevisionTable(id="revisions")
                 yield LatencyChart(id="latency")
             with TabbedContent(id="session-tabs", initial="tab-code"):
+                with TabPane("Agent", id="tab-agent"):
+                    yield TurnsView(id="turns")
                 with TabPane("Code", id="tab-code"):
                     yield CodeView(id="code")
                 with TabPane("Diff", id="tab-diff"):
@@ -112,6 +127,7 @@ class SessionViewScreen(WorkbenchScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "Session"
+        self.query_one("#session-tabs", TabbedContent).hide_tab("tab-agent")  # shown for an agent session
         self._play_timer = self.set_interval(PLAY_S, self._play_tick, pause=True)
         self.load_session()
 
@@ -141,8 +157,11 @@ class SessionViewScreen(WorkbenchScreen):
         self.timeline = Timeline(list(view.events), len(view.events), view.state)
         start = view.events[0].ts if view.events else None
         self.query_one("#events", EventLog).set_lines([event_line(e, start) for e in view.events], 0)
+        self._transcript_built = False  # built when the session turns out to be an agent's (update_agent_status)
         self.following = True
         self.refresh_view(select_latest=True)
+        if self.is_agent:  # an agent session opens on its transcript
+            self.query_one("#session-tabs", TabbedContent).active = "tab-agent"
         if not self.ref.read_only:
             self.set_interval(POLL_S, self._poll)
 
@@ -168,12 +187,17 @@ class SessionViewScreen(WorkbenchScreen):
             self.refresh_bindings()  # the stop key is enabled only while a runner runs
         if message.events:
             first = self.timeline.events[0].ts if self.timeline.events else message.events[0].ts
+            first_position = len(self.timeline.events) + 1
             self.timeline.extend(message.events)
             self.query_one("#events", EventLog).add_lines([event_line(e, first) for e in message.events])
+            if self._transcript_built:
+                self.query_one("#turns", TurnsView).add_events(message.events, first_position)
             if self.following:
                 self.timeline.to_end()
                 self.refresh_view(select_latest=True)
                 return
+        if message.events:
+            self.update_agent_status()  # an agent's first events show its tab (the figures stay at the position)
         if message.events or changed:
             self.update_bar()
 
@@ -212,6 +236,9 @@ class SessionViewScreen(WorkbenchScreen):
         self.query_one("#latency", LatencyChart).update_revisions(state.ordered(), submitted, selected)
         self.query_one("#events", EventLog).show(self.timeline.position)
         self.update_header()
+        self.update_agent_status()
+        if self._transcript_built:
+            self.query_one("#turns", TurnsView).show(self.timeline.position)
         self.update_bar()
 
     @property
@@ -239,6 +266,8 @@ class SessionViewScreen(WorkbenchScreen):
             )
             if config.command:
                 text.append(f"\ncommand: {config.command}", style="dim")
+            if config.driver == "agent":
+                text.append(f"\n{agent_line(config)}", style="dim")
             if config.from_session:
                 text.append(f"\nreplay of: {config.from_session}", style="dim")
             if not self.ref.read_only:
@@ -251,6 +280,26 @@ class SessionViewScreen(WorkbenchScreen):
                 line = line.replace("submission:", "submission (recorded later):", 1)
             text.append(f"\n{SUBMITTED} {line}", style="green" if submission.rev is not None else "red")
         self.query_one("#session-header", Static).update(text)
+
+    @property
+    def is_agent(self) -> bool:
+        """An agent session (by its driver, or by the agent's events in its log)."""
+        return (self.config is not None and self.config.driver == "agent") or self.timeline.has_agent_events
+
+    def update_agent_status(self) -> None:
+        """The Agent tab and the usage line, for an agent session: turns, tokens and cost as of the position."""
+        agent = self.is_agent
+        if agent and not self._transcript_built:  # only an agent's log is read into a transcript
+            self._transcript_built = True
+            self.query_one("#turns", TurnsView).set_events(list(self.timeline.events), self.timeline.position)
+        if agent and not self._agent_shown:  # an agent session, or the first agent event of one
+            self._agent_shown = True
+            self.add_class("-agent")
+            self.query_one("#agent-status", Static).display = True
+            self.query_one("#session-tabs", TabbedContent).show_tab("tab-agent")
+        if agent:
+            max_turns = self.config.max_turns if self.config is not None and self.config.driver == "agent" else None
+            self.query_one("#agent-status", Static).update(usage_text(self.timeline.usage, max_turns))
 
     def update_bar(self) -> None:
         timeline, live = self.timeline, self.live
@@ -283,8 +332,30 @@ class SessionViewScreen(WorkbenchScreen):
         revisions = self.timeline.state.revisions
         if rev not in revisions:
             return None
+        if self.diff_base is not None and self.diff_base != rev and self.diff_base in revisions:
+            return revisions[rev].sha, revisions[self.diff_base].sha
         earlier = [r for r in revisions if r < rev]
         return revisions[rev].sha, (revisions[max(earlier)].sha if earlier else None)
+
+    def action_review(self) -> None:
+        """The judge's verdict on the selected revision beside the expert solution (run, confirm, change)."""
+        from workbench.tui.screens.review import ReviewScreen
+
+        self.app.push_screen(ReviewScreen(self.ref, self.query_one("#revisions", RevisionTable).selected_rev))
+
+    def action_diff_base(self) -> None:
+        """Mark the selected revision as the Diff tab's base (any two revisions can be compared); on the
+        base itself, go back to comparing each revision with the one before it."""
+        rev = self.code_rev
+        if rev is None:
+            self.notify("select a revision first", severity="warning")
+            return
+        self.diff_base = None if self.diff_base == rev else rev
+        self.notify(
+            f"Diff: each revision against revision {rev}" if self.diff_base else "Diff: each revision against the one before it"
+        )
+        self.code_rev = None
+        self.request_code(rev)
 
     def request_code(self, rev: int) -> None:
         shas = self._shas(rev)
@@ -312,7 +383,7 @@ class SessionViewScreen(WorkbenchScreen):
 
     def show_code(self, rev: int, rendered: tuple[str, list[Text], str, list[Text]]) -> None:
         code, code_lines, diff, diff_lines = rendered
-        first = rev == min(self.timeline.state.revisions, default=rev)
+        first = rev == min(self.timeline.state.revisions, default=rev) and self.diff_base in (None, rev)
         self.query_one("#code", CodeView).show(
             code, code_lines, f"revision {rev} has no {self.config.solution if self.config else 'file'}"
         )
@@ -389,7 +460,12 @@ class SessionViewScreen(WorkbenchScreen):
             self.update_bar()
 
     def action_tab(self, pane: str) -> None:
+        if pane == "tab-agent" and not self.is_agent:
+            self.notify("this session has no agent transcript", severity="warning")
+            return
         self.query_one("#session-tabs", TabbedContent).active = pane
+        if pane == "tab-agent":
+            self.query_one("#turns", TurnsView).focus()  # up/down select an entry, enter expands it
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -420,6 +496,17 @@ class SessionViewScreen(WorkbenchScreen):
             self.app.call_from_thread(self.notify, "this session is not being run any more", severity="warning")
             return
         self.app.call_from_thread(self.notify, f"asked the runner (pid {pid}) to stop; it finishes queued evaluations")
+
+
+def agent_line(config: SessionConfig) -> str:
+    """The agent's settings as the header shows them (never a key: that stays in the environment)."""
+    budget = f"{config.max_turns} turns" + (f", {format_usd(config.max_usd)} max" if config.max_usd is not None else "")
+    parts = [f"agent: {config.provider} {config.model}", f"mode {config.agent_mode}", f"budget {budget}"]
+    if config.allow_unpriced:
+        parts.append("unpriced allowed")
+    if config.base_url:
+        parts.append(f"base URL {config.base_url}")
+    return " · ".join(parts)
 
 
 __all__ = ["SessionViewScreen"]

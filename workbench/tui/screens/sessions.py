@@ -1,4 +1,7 @@
-"""The sessions area: every session (and shipped example), filterable; Enter opens its view."""
+"""The sessions area: every session (and shipped example), filterable; Enter opens its view.
+
+The cost column (what an agent's model calls cost so far) is shown only when some session has made a
+model call; like the other columns it gives way on a narrow screen, the session and its status never."""
 
 from __future__ import annotations
 
@@ -11,12 +14,15 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from workbench.session.format import format_speedup, status_style
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionSummary
+from workbench.tui.costs import CostTracker
 from workbench.tui.messages import SessionsLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.turns import AgentUsage
 
 REFRESH_S = 2.0
-COLUMNS = ("session", "task", "guidance", "driver", "revs", "status", "best", "speedup", "started")
-KEPT_FIRST = ("session", "status", "best", "revs", "speedup", "task", "driver", "guidance", "started")  # on a narrow screen
+COLUMNS = ("session", "task", "guidance", "driver", "revs", "status", "best", "speedup", "cost", "started")
+# on a narrow screen, the columns kept first
+KEPT_FIRST = ("session", "status", "best", "revs", "speedup", "cost", "task", "driver", "guidance", "started")
 MEASURED_CELL = 32  # a longer cell (a problem's message) does not push other columns out
 
 
@@ -28,9 +34,16 @@ def session_status(row: SessionSummary, running: bool) -> Text:
     return Text("finished", style="green") if row.finished else Text("stopped", style="dim")
 
 
-def row_cells(row: SessionSummary, running: bool) -> list[Text]:
+def cost_cell(usage: AgentUsage | None) -> Text:
+    """An agent session's cost so far ("$0.0123", "unpriced", "-" before its first call); empty for others."""
+    if usage is None:
+        return Text("")
+    return Text(usage.cost_cell(), style="yellow" if usage.turns and not usage.priced else "")
+
+
+def row_cells(row: SessionSummary, running: bool, usage: AgentUsage | None = None) -> list[Text]:
     """The cells of one session's row, in COLUMNS order (status "unreadable" and the problem in red in the
-    best column when its files cannot be read)."""
+    best column when its files cannot be read); `usage`: an agent session's model calls so far."""
     if row.problem is not None or row.created is None:
         cells = {
             "session": Text(row.id),
@@ -50,22 +63,25 @@ def row_cells(row: SessionSummary, running: bool) -> list[Text]:
         session_status(row, running),
         best,
         Text(format_speedup(row.best_speedup)),
+        cost_cell(usage),
         Text(f"{row.created:%Y-%m-%d %H:%M}"),
     ]
 
 
-def visible_columns(rows: list[list[Text]], width: int) -> tuple[str, ...]:
-    """The columns that fit in `width` cells, in COLUMNS order, dropping the least important first (see
-    KEPT_FIRST); the session and its status always stay."""
+def visible_columns(rows: list[list[Text]], width: int, columns: tuple[str, ...] = COLUMNS) -> tuple[str, ...]:
+    """Those of `columns` that fit in `width` cells, in COLUMNS order, dropping the least important first
+    (see KEPT_FIRST); the session and its status always stay. `rows` hold a cell for each of COLUMNS."""
     widths = {
-        column: max([len(column), *(min(cells[i].cell_len, MEASURED_CELL) for cells in rows)]) + 2  # the cell padding
-        for i, column in enumerate(COLUMNS)
+        column: max([len(column), *(min(cells[COLUMNS.index(column)].cell_len, MEASURED_CELL) for cells in rows)])
+        + 2  # the cell padding
+        for column in columns
     }
-    shown = list(COLUMNS)
+    shown = [column for column in COLUMNS if column in columns]
     for column in reversed(KEPT_FIRST[2:]):
         if sum(widths[c] for c in shown) <= width:
             break
-        shown.remove(column)
+        if column in shown:
+            shown.remove(column)
     return tuple(shown)
 
 
@@ -84,6 +100,8 @@ class SessionsScreen(WorkbenchScreen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[tuple[SessionSummary, bool]] = []
+        self.costs: dict[str, AgentUsage] = {}  # agent sessions' usage so far, by session id
+        self.cost_tracker = CostTracker()
         self.refs: dict[str, SessionRef] = {}
         self.filter_text = ""
         self.columns: tuple[str, ...] = ()  # shown now; the others do not fit the screen's width
@@ -119,15 +137,15 @@ class SessionsScreen(WorkbenchScreen):
         store = self.context.store
         rows = store.summaries()  # cached by the store: only sessions whose files changed are read again
         running = {r.id for r in rows if store.is_running(r.ref)}
-        self.post_message(SessionsLoaded(rows, running))
+        self.post_message(SessionsLoaded(rows, running, self.cost_tracker.update(rows)))
 
     def on_sessions_loaded(self, message: SessionsLoaded) -> None:
         own = [r for r in message.rows if not r.read_only]
         examples = [r for r in message.rows if r.read_only]
         rows = [(r, r.id in message.running) for r in list(reversed(own)) + examples]
-        if rows == self.rows and not self.query_one("#session-table", DataTable).loading:
+        if rows == self.rows and message.costs == self.costs and not self.query_one("#session-table", DataTable).loading:
             return  # nothing changed: keep the cursor and scroll as they are
-        self.rows = rows
+        self.rows, self.costs = rows, message.costs
         self.refs = {row.ref.id: row.ref for row, _ in rows}
         self.render_rows()
 
@@ -136,8 +154,10 @@ class SessionsScreen(WorkbenchScreen):
         table.loading = False
         selected = self.selected_id
         needle = self.filter_text.lower()
-        all_cells = [row_cells(row, running) for row, running in self.rows]
-        columns = visible_columns(all_cells, (table.size.width or self.size.width) - 2)  # less a scrollbar
+        all_cells = [row_cells(row, running, self.costs.get(row.id)) for row, running in self.rows]
+        costed = any(usage.turns for usage in self.costs.values())
+        candidates = COLUMNS if costed else tuple(c for c in COLUMNS if c != "cost")
+        columns = visible_columns(all_cells, (table.size.width or self.size.width) - 2, candidates)  # less a scrollbar
         if columns != self.columns:
             self.columns = columns
             table.clear(columns=True)
@@ -155,7 +175,7 @@ class SessionsScreen(WorkbenchScreen):
         if selected is not None and selected in {c.value for c in table.rows}:
             table.move_cursor(row=table.get_row_index(selected))
         hint = f"{shown} of {len(self.rows)} sessions" + (f" matching {self.filter_text!r}" if needle else "")
-        hidden = [column for column in COLUMNS if column not in columns]
+        hidden = [column for column in candidates if column not in columns]
         if hidden:
             hint += f" · hidden at this width: {', '.join(hidden)}"
         hint += " · enter opens · / filters · n starts a new session"

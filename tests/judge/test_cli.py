@@ -1,0 +1,129 @@
+"""`judge SESSION`, `judge agreement SESSIONS...` and `review SESSION` through a typer app built here (the root
+app's registration is the lead's): exit codes, a running session refused, read-only examples refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import typer
+from llm.fake_servers import FakeModelServer, ModelTurn
+from typer.testing import CliRunner
+
+from workbench.cli.judge_cmds import judge_app, review_cmd
+from workbench.judge import effective_scores, judge_session
+from workbench.judge.testing import ScriptedJudge
+from workbench.session.eventlog import EventWriter
+from workbench.session.events import Review
+from workbench.session.layout import SessionRef
+from workbench.session.store import SessionStore
+
+from .helpers import make_code_session, paraphrased, reply
+
+
+def judge_app_for_tests() -> typer.Typer:
+    app = typer.Typer()
+    app.add_typer(judge_app, name="judge")
+    app.command("review")(review_cmd)
+    return app
+
+
+def invoke(root: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(judge_app_for_tests(), [*args, "--sessions-dir", str(root)], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def run_judge_cli(root: Path, session: SessionRef, server: FakeModelServer, *extra: str) -> tuple[int, str, str]:
+    return invoke(root, "judge", session.id, "--provider", "openai", "--model", "gpt-4.1", "--base-url", server.base_url, *extra)
+
+
+def test_exit_0_when_every_level_verified_1_when_one_is_invalid(root: Path, session: SessionRef) -> None:
+    with FakeModelServer("openai-chat") as server:
+        server.script(ModelTurn(text=reply()))
+        code, out, err = run_judge_cli(root, session, server)
+        assert code == 0, err
+        assert "revision 2 (impl): verdict recorded" in out and "JS_impl 26.7" in out
+        assert "L1       10  solution.py" in out
+        assert "asking openai gpt-4.1 (answer 1 of at most 3)" in err
+        server.script(*[ModelTurn(text=reply(L3=paraphrased()))] * 3)
+        code, out, err = run_judge_cli(root, session, server, "--json")
+    assert code == 1
+    data = json.loads(out)
+    assert data["levels"]["L3"]["invalid"] is True and data["complete"] is False and data["session"] == session.id
+    assert "re-asking (1 error(s) in L3)" in err and "still failing after 2 re-ask(s): L3" in err
+
+
+def test_exit_1_when_there_is_nothing_to_judge_and_2_for_bad_usage(root: Path, session: SessionRef) -> None:
+    from workbench.session.testing import finished_session, timed_report
+
+    failing = finished_session(
+        root, "muon_orthogonalize", ["def run(G, steps):\n    return G\n"],
+        lambda rev: timed_report("muon_orthogonalize", {"w": (1.0, 1.0)}, status="incorrect_numerical", device="cpu"),
+    )  # fmt: skip
+    code, _, err = invoke(root, "judge", failing.id, "--provider", "openai", "--model", "m")
+    assert code == 1 and "has no submission: no revision passed" in err
+    code, out, _ = invoke(root, "judge", failing.id, "--provider", "openai", "--model", "m", "--revision", "1")
+    assert code == 0 and "JS_impl 0.0" in out  # a failed revision: 0, no key or model needed
+    code, _, err = invoke(root, "judge", session.id, "--provider", "gemini", "--model", "m")
+    assert code == 2 and "--provider must be one of: openai, openai-responses, anthropic" in err
+    code, _, err = invoke(root, "judge", session.id, "--provider", "openai", "--model", "m")
+    assert code == 2 and "no API key: set OPENAI_API_KEY" in err
+    code, _, err = invoke(root, "judge", session.id, "--provider", "openai", "--model", "m", "--revision", "9")
+    assert code == 2 and "has no revision 9 (revisions 1-3)" in err
+    code, _, err = invoke(root, "judge", "nope", "--provider", "openai", "--model", "m")
+    assert code == 2 and "no session 'nope'" in err
+
+
+def test_a_running_session_is_refused(root: Path, session: SessionRef) -> None:
+    before = session.log_path.read_bytes()
+    with EventWriter(session.dir, secrets={}):  # holds the runner lock, as a runner does (its pid in the lock file)
+        code, _, err = invoke(root, "judge", session.id, "--provider", "openai", "--model", "m", "--revision", "1")
+        assert code == 2 and f"session {session.id} is being run by pid {os.getpid()}" in err
+        code, _, err = invoke(root, "review", session.id, "--level", "L1", "--score", "5", "--reason", "r")
+        assert code == 2 and "is being run" in err
+    assert session.log_path.read_bytes() == before
+
+
+def test_review_confirms_or_changes_a_level_and_agreement_compares(root: Path, session: SessionRef, catalog) -> None:  # type: ignore[no-untyped-def]
+    store = SessionStore(root, examples=None)
+    code, _, err = invoke(root, "review", session.id, "--level", "L1", "--confirm", "--reason", "fine")
+    assert code == 2 and "has no judge verdict to review" in err
+    judge_session(store, session, catalog, ScriptedJudge([reply()]))
+    other = make_code_session(root, "20261201-071000-muon_orthogonalize-0the")
+    judge_session(store, other, catalog, ScriptedJudge([reply()]))
+    code, out, _ = invoke(root, "review", session.id, "--level", "l1", "--confirm", "--reason", "fine", "--author", "ann")
+    assert code == 0 and "L1 confirm 10 (judge 10) by ann" in out
+    code, out, _ = invoke(root, "review", session.id, "--level", "L3", "--score", "50", "--reason", "the tiles are pipelined")
+    assert code == 0 and "L3 change 50 (judge 30)" in out
+    code, _, _ = invoke(root, "review", other.id, "--level", "L3", "--score", "20", "--reason", "less")
+    reviews = [e for e in store.load(session).events if isinstance(e, Review)]
+    assert [r.review["action"] for r in reviews] == ["confirm", "change"]
+    assert reviews[1].review["original_score"] == 30 and reviews[1].review["author"]  # the OS user by default
+    assert effective_scores(store.load(session)) == {2: {"L1": 10.0, "L2": 40.0, "L3": 50.0}}
+    code, out, err = invoke(root, "review", session.id, "--level", "L4", "--score", "5", "--reason", "x")
+    assert code == 2 and "--level must be one of L1, L2, L3" in err
+    code, out, err = invoke(root, "review", session.id, "--level", "L2", "--reason", "x")
+    assert code == 2 and "give either --score N or --confirm" in err
+    code, out, _ = invoke(root, "judge", "agreement", session.id, other.id, "--json")
+    assert code == 0
+    levels = {row["level"]: row for row in json.loads(out)["levels"]}
+    assert levels["L1"] == {"level": "L1", "count": 1, "mean_abs_diff": 0.0, "spearman": None}
+    assert levels["L3"]["count"] == 2 and levels["L3"]["mean_abs_diff"] == pytest.approx(15.0)
+    assert levels["all"]["count"] == 3
+    code, out, _ = invoke(root, "judge", "agreement", session.id)
+    assert code == 0 and "judge vs reviewers over 1 session(s)" in out
+
+
+def test_shipped_examples_are_read_only(tmp_path: Path, root: Path, session: SessionRef) -> None:
+    examples = tmp_path / "examples"
+    shutil.copytree(session.dir, examples / session.id, ignore=shutil.ignore_patterns("workspace"))
+    (root / session.id).rename(tmp_path / "elsewhere")
+    result = CliRunner().invoke(
+        judge_app_for_tests(),
+        ["review", session.id, "--level", "L1", "--score", "1", "--reason", "x", "--sessions-dir", str(root)],
+        env={"D2K_EXAMPLES_DIR": str(examples)},
+    )
+    assert result.exit_code == 2 and "is a shipped example (read-only)" in result.stderr

@@ -1,0 +1,163 @@
+"""The paper-shaped tables, their renderers, and the PNG figures read back."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from workbench import paths
+from workbench.errors import UsageError
+from workbench.scoring import build_results, build_tables, collect, render_csv, render_json, render_markdown, rich_tables
+from workbench.scoring.results import Results
+from workbench.scoring.tables import TABLE_IDS, format_cell
+from workbench.scoring.termcharts import curve_plot, task_bars
+
+from .conftest import MUON, TOY
+
+EXAMPLES = paths.REPO_ROOT / "sessions" / "examples"
+
+
+@pytest.fixture(scope="module")
+def results(bench_root: Path) -> Results:
+    return build_results(collect([bench_root]).records)
+
+
+@pytest.fixture(scope="module")
+def examples() -> Results:
+    return build_results(collect([EXAMPLES]).records)
+
+
+def test_format_cell() -> None:
+    assert format_cell(None, "speedup") == "-"
+    assert format_cell(0.931, "percent") == "93.1%"
+    assert format_cell(2.4913, "speedup") == "2.49x"
+    assert format_cell(1.456, "score") == "1.46"
+    assert format_cell(57.04, "js") == "57.0"
+    assert format_cell(1234567, "tokens") == "1,234,567"
+    assert format_cell(631.56, "usd") == "$631.56"
+    assert format_cell("failed", "speedup") == "failed"
+
+
+def test_table1_shape(results: Results) -> None:
+    (table,) = build_tables(results, ["table1"])
+    rows = {r["model"]: r for r in table.records()}
+    assert list(rows) == ["model-a", "model-b", "baseline (reference)", "overall"]
+    assert rows["model-a"]["correct[none]"] == "1/2" and rows["model-a"]["sperf[none]"] == pytest.approx(2.25)
+    assert rows["model-b"]["sperf[L1]"] is None  # model-b ran no L1 session
+    assert rows["baseline (reference)"]["sperf[none]"] == 1.0
+    assert rows["overall"]["correct[none]"] == "3/4"
+    assert rows["overall"]["sperf[none]"] == pytest.approx(math.sqrt(2.25 * 1.25))
+
+
+def test_the_other_tables(results: Results) -> None:
+    tables = {t.id: t for t in build_tables(results)}
+    assert list(tables) == list(TABLE_IDS)
+    t2 = {r["model"]: r for r in tables["table2"].records()}
+    assert t2["model-a"]["js_design"] == pytest.approx(50.0) and t2["model-a"]["js_impl[none]"] == pytest.approx(30.0)
+    assert t2["model-b"]["judged[none]"] == "1/2"
+    assert t2["mean over models"]["js_impl[none]"] == pytest.approx(60.0)  # (30 + 90) / 2
+    t5 = {r["model"]: r for r in tables["table5"].records()}
+    assert t5["all pairs"]["fast_1[none]"] == 0.5 and t5["model-b"]["fast_1.5[none]"] == 0.0
+    t6 = {(r["model"], r["config"]): r for r in tables["table6"].records()}
+    assert t6[("model-a", "none")]["cache_read"] == 12000 and t6[("model-a", "none")]["cost_usd"] == pytest.approx(6.0)
+    assert ("total", "none") in t6 and ("model-a", "design") in t6
+    ablation = {r["model"]: r for r in tables["ablation"].records()}
+    assert ablation["model-a"]["none"] == pytest.approx(2.25)
+    assert ablation["model-a"]["L1"] == pytest.approx((math.sqrt(32) + 3) / 2)
+    speedups = {r["task"]: r for r in tables["task_speedups"].records()}
+    assert speedups[TOY]["model-a[none]"] == "failed (incorrect_numerical)"
+    assert speedups[MUON]["model-a[none]"] == pytest.approx(4.0)
+    turns = {(r["model"], r["config"]): r for r in tables["sperf_turns"].records()}
+    assert turns[("model-a", "none")]["final"] == pytest.approx(2.05) and turns[("model-a", "none")]["5"] == pytest.approx(1.05)
+    assert turns[("model-a", "none")]["1"] == pytest.approx(0.1)
+    assert len(tables["workloads"].rows) == 2 + (2 + 2) + (2 + 1)  # a none muon, a L1 muon and toy, b muon and toy
+    with pytest.raises(UsageError, match="unknown table"):
+        build_tables(results, ["table3"])
+
+
+def test_table4_lists_the_models_correct_everywhere(bench_root: Path) -> None:
+    unguided = build_results(collect([bench_root]).records, configs=["none"])
+    (table,) = build_tables(unguided, ["table4"])
+    assert table.records() == [
+        {"model": "model-b", "speedup[none]": pytest.approx(math.sqrt(1.5))},
+        {"model": "geometric mean", "speedup[none]": pytest.approx(math.sqrt(1.5))},
+    ]
+    assert any("model-a" in note for note in table.notes)
+
+
+def test_every_format_over_the_shipped_examples(examples: Results) -> None:
+    tables = build_tables(examples)
+    caption = examples.provenance.caption()
+    shipped = [d for d in paths.examples_root().iterdir() if (d / "session.toml").is_file()]
+    assert "NVIDIA H200" in caption and f"{len(shipped)} session(s)" in caption and "2026-11-30" in caption
+    console = Console(width=200, record=True)
+    for rendered in rich_tables(tables):
+        console.print(rendered)
+    text = console.export_text()
+    assert "Table 1: correctness and Performance Score" in text and "0.57" in text and "[roofline]" in text
+    markdown = render_markdown(tables, caption)
+    assert (
+        markdown.startswith(f"_{len(shipped)} session(s)")
+        and "| model | correct none | correctness none | S_perf none |" in markdown
+    )
+    sections = render_csv(tables).split("\n\n")
+    assert sections[0].startswith("# sessions:")
+    one = list(csv.reader(io.StringIO(render_csv(build_tables(examples, ["table1"])))))
+    assert one[0] == ["model", "correct none", "correctness none", "S_perf none"]
+    replay = next(row for row in one if row[0].startswith("replay of"))
+    assert float(replay[3]) == pytest.approx(0.5737, abs=1e-4)
+    data = json.loads(render_json(examples, tables))
+    assert data["provenance"]["device_model"] == "NVIDIA H200"
+    assert set(data["tables"]) == set(TABLE_IDS)
+    replay_score = next(row for row in data["results"]["scores"] if str(row["group"]).startswith("replay of"))
+    assert replay_score["sperf"] == pytest.approx(0.5737, abs=1e-4)
+
+
+def test_terminal_charts(results: Results, examples: Results) -> None:
+    bars = task_bars(results, width=20).plain
+    assert MUON in bars and "4.00x" in bars and "✗ incorrect_numerical" in bars
+    assert "correct, untimed" in task_bars(examples).plain
+    a = results.group_scores("model-a", "none")
+    assert a is not None
+    plot = curve_plot(a.curve, width=30, height=4).plain
+    assert "final S'perf 2.05 at turn 7" in plot and "(turn)" in plot
+    assert "no S'perf curve" in curve_plot(None).plain
+
+
+def test_figures_read_back(tmp_path: Path, results: Results, examples: Results) -> None:
+    from matplotlib.image import imread
+    from matplotlib.text import Text
+
+    from workbench.scoring.figures import ABLATION_X, ABLATION_Y, SPERF_Y, ablation_figure, sperf_figure, write_figures
+
+    for label, data in (("bench", results), ("examples", examples)):
+        written = write_figures(data, tmp_path / label)
+        assert [p.name for p in written] == ["figure3_ablation.png", "figure4_sperf_turns.png"]
+        for path in written:
+            pixels = imread(path)
+            height, width = pixels.shape[:2]
+            assert (width, height) == (960, 576)  # 8 x 4.8 in at 120 dpi
+            assert pixels[..., :3].std() > 0.05  # not blank
+    ablation = ablation_figure(results)
+    everything = {t.get_text() for t in ablation.findobj(Text)}  # every text object drawn in the figure
+    assert {ABLATION_X, ABLATION_Y, "guidance", "model-a", "model-b"} <= everything
+    (axes,) = ablation.axes
+    assert (axes.get_xlabel(), axes.get_ylabel()) == (ABLATION_X, ABLATION_Y)
+    assert [t.get_text() for t in axes.get_legend().get_texts()] == ["baseline (1.0)", "none", "L1"]
+    texts = [t.get_text() for t in ablation.texts]
+    assert any("7 session(s) · device: NVIDIA H200" in t for t in texts)  # provenance line
+    sperf = sperf_figure(results)
+    assert {"turn", SPERF_Y, "model-a (none)"} <= {t.get_text() for t in sperf.findobj(Text)}
+    (axes,) = sperf.axes
+    assert (axes.get_xlabel(), axes.get_ylabel()) == ("turn", SPERF_Y)
+    legend = [t.get_text() for t in axes.get_legend().get_texts()]
+    assert legend == ["model-a (none)", "model-a (L1)", "model-b (none)", "fallback (0.1)"]
+    assert any("baseline:" in t.get_text() for t in sperf.texts)
+    (example_axes,) = sperf_figure(examples).axes
+    assert example_axes.get_xlabel() == "revision"

@@ -1,0 +1,245 @@
+"""`run` and `design`: the built-in agent on a task, from creating the session to its result, in one command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from workbench.catalog import parse_config
+from workbench.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, write_stdout
+from workbench.cli.session_cmds import DeviceOpt, SessionsDir, WorkloadOpt, resolve_device_option, run_session, session_errors
+from workbench.session.config import DEFAULT_MAX_TURNS
+
+if TYPE_CHECKING:
+    from workbench.session.events import Event
+    from workbench.session.runner import RunResult
+
+ProviderOpt = Annotated[str, typer.Option("--provider", help="openai (Chat Completions), openai-responses or anthropic.")]
+ModelOpt = Annotated[str, typer.Option("--model", help="The model's name at the provider, e.g. gpt-4.1 or claude-sonnet-4.")]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="An OpenAI- or Anthropic-compatible server instead (vLLM, SGLang, llama.cpp, ...)."),
+]
+GuidanceOpt = Annotated[str, typer.Option("--guidance", help="none, L1, L1+L2 or L1+L2+L3.")]
+MaxTurnsOpt = Annotated[int, typer.Option("--max-turns", min=1, help="Model calls at most (each call is one turn).")]
+MaxUsdOpt = Annotated[float | None, typer.Option("--max-usd", help="Stop once the calls so far cost this many dollars.")]
+UnpricedOpt = Annotated[
+    bool, typer.Option("--allow-unpriced", help="Run a model missing from the price table (its cost is recorded as null).")
+]
+
+
+def _check_agent(provider: str, model: str, base_url: str | None, allow_unpriced: bool, max_usd: float | None) -> None:
+    """Before a session is made: the provider can be built (its key is set) and the model has a price."""
+    from workbench.agent import provider_for
+    from workbench.agent.budget import check_priced
+    from workbench.errors import UsageError
+    from workbench.session.config import PROVIDERS
+
+    if provider not in PROVIDERS:
+        raise UsageError(f"--provider must be one of: {', '.join(PROVIDERS)} (got {provider!r})")
+    check_priced(model, allow_unpriced, max_usd)
+    provider_for(provider, model, base_url)
+
+
+def safe(text: str) -> str:
+    """The text with the values of secret environment variables (API keys) replaced by their names."""
+    from workbench.session.secrets import redact, secret_values
+
+    return redact(text, secret_values())
+
+
+class Progress:
+    """The live display: one line per model turn (tool calls, tokens, cost so far, evaluations), plus retries,
+    errors and the end of the run."""
+
+    def __init__(self, max_turns: int) -> None:
+        self.max_turns = max_turns
+        self.cost = 0.0
+        self.priced = True
+        self.evaluated = 0
+        self.passed = 0
+
+    def __call__(self, event: Event) -> None:
+        from workbench.session.format import describe, one_line
+
+        line: str | None = None
+        if event.type == "model_call":
+            usage = event.usage
+            if event.cost_usd is None:
+                self.priced = False
+            self.cost += event.cost_usd or 0.0
+            calls = [str(c.get("name", "?")) for c in event.message.get("tool_calls", [])]
+            tools = ", ".join(calls) if calls else "(text only)"
+            tokens = usage.uncached_input + usage.cache_read + usage.cache_write
+            cached = f" ({usage.cache_read} cached)" if usage.cache_read else ""
+            cost = f"${self.cost:.4f}" if self.priced else "cost n/a"
+            line = (
+                f"turn {event.turn}/{self.max_turns}  {tools}  tokens {tokens} in{cached} / {usage.output} out  {cost}  "
+                f"evals {self.evaluated} ({self.passed} passed)"
+            )
+        elif event.type == "model_retry":
+            status = f" (HTTP {event.status})" if event.status else ""
+            line = f"turn {event.turn}: retry {event.attempt} in {event.wait_s:.1f} s{status}: {one_line(event.message, 200)}"
+        elif event.type == "eval_finished":
+            self.evaluated += 1
+            self.passed += int(event.report.passed)
+        elif event.type == "tool_result" and not event.ok:
+            line = f"turn {event.turn}: tool error: {one_line(event.content, 200)}"
+        elif event.type in ("error", "submission", "session_finished"):
+            line = describe(event)
+        if line is not None:
+            write_stdout(safe(line) + "\n")
+
+
+def _finish(result: RunResult, session_id: str, design: bool) -> typer.Exit:
+    """The last lines and the exit code: 2 when the provider failed, else 0/1 by the result."""
+    from workbench.agent import agent_outcome
+
+    outcome = agent_outcome(result.state)
+    cost = f", ${outcome.cost_usd:.4f}" if outcome.cost_usd is not None else ""
+    write_stdout(f"session {session_id}: {outcome.turns} turn(s){cost}\n")
+    if outcome.failure is not None:
+        return fail(safe(outcome.failure), EXIT_USAGE)
+    if design:
+        return typer.Exit(EXIT_OK if outcome.submitted else EXIT_FAILED)
+    return typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
+
+
+def _agent_session(
+    task_id: str,
+    *,
+    design: bool,
+    provider: str,
+    model: str,
+    base_url: str | None,
+    guidance: str,
+    max_turns: int,
+    max_usd: float | None,
+    allow_unpriced: bool,
+    device: str,
+    workload: list[str] | None,
+    eval_timeout: float | None,
+    sessions_dir: Path | None,
+    tasks_dir: Path | None,
+    guidance_dir: Path | None,
+) -> None:
+    from workbench.session.create import create_session
+    from workbench.session.store import SessionStore
+
+    with session_errors():
+        config = parse_config(guidance)
+        _check_agent(provider, model, base_url, allow_unpriced, max_usd)
+        store = SessionStore(sessions_dir)
+        ref = create_session(
+            store,
+            catalog(tasks_dir, guidance_dir),
+            task_id,
+            guidance=config,
+            driver="agent",
+            device=device,
+            workloads=workload or None,
+            eval_timeout_s=eval_timeout,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            max_turns=max_turns,
+            max_usd=max_usd,
+            allow_unpriced=allow_unpriced,
+            agent_mode="design" if design else "code",
+        )
+        write_stdout(f"session {ref.id}\n")
+        try:
+            result = run_session(store, ref, tasks_dir, guidance_dir, None, Progress(max_turns))
+        except KeyboardInterrupt:
+            raise fail(f"interrupted; `d2k-workbench session run {ref.id}` resumes the session", 130) from None
+    if design and (ref.workspace / "model_design.json").is_file():
+        write_stdout(f"design: {ref.workspace / 'model_design.json'}\n")
+    raise _finish(result, ref.id, design)
+
+
+def run_cmd(
+    task_id: Annotated[str, typer.Argument(help="Task id.")],
+    provider: ProviderOpt,
+    model: ModelOpt,
+    base_url: BaseUrlOpt = None,
+    guidance: GuidanceOpt = "none",
+    max_turns: MaxTurnsOpt = DEFAULT_MAX_TURNS,
+    max_usd: MaxUsdOpt = None,
+    allow_unpriced: UnpricedOpt = False,
+    device: DeviceOpt = "auto",
+    workload: WorkloadOpt = None,
+    eval_timeout: Annotated[float | None, typer.Option("--eval-timeout", help="Seconds per evaluation.")] = None,
+    sessions_dir: SessionsDir = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Run the built-in agent on a task: create an agent session and run it to the end.
+
+    Prints the session id, then one line per model turn (its tool calls, tokens, the cost so far and the
+    evaluations so far), then the submission. Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY. Exit code 0
+    when the submission passed, 1 when no revision passed, 2 for bad usage or a model provider that failed
+    for good (bad key, unknown model; `session run ID` resumes after a fix). Ctrl-C stops the agent and
+    records the submission; `session run ID` resumes it later.
+    """
+    _agent_session(
+        task_id,
+        design=False,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        guidance=guidance,
+        max_turns=max_turns,
+        max_usd=max_usd,
+        allow_unpriced=allow_unpriced,
+        device=resolve_device_option(device),
+        workload=workload,
+        eval_timeout=eval_timeout,
+        sessions_dir=sessions_dir,
+        tasks_dir=tasks_dir,
+        guidance_dir=guidance_dir,
+    )
+
+
+def design_cmd(
+    task_id: Annotated[str, typer.Argument(help="Task id.")],
+    provider: ProviderOpt,
+    model: ModelOpt,
+    base_url: BaseUrlOpt = None,
+    guidance: GuidanceOpt = "none",
+    max_turns: MaxTurnsOpt = DEFAULT_MAX_TURNS,
+    max_usd: MaxUsdOpt = None,
+    allow_unpriced: UnpricedOpt = False,
+    sessions_dir: SessionsDir = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Ask the built-in agent for a design proposal (L1 algorithm, L2 dataflow, L3 mechanisms); no code is
+    written and nothing is evaluated.
+
+    The agent reads the task's files and submits a design, validated against
+    workbench/agent/model_design.schema.json; the valid one is saved in the workspace as model_design.json.
+    Exit code 0 when a valid design was submitted, 1 when none was (turns or dollars used up), 2 for bad
+    usage or a model provider that failed for good.
+    """
+    _agent_session(
+        task_id,
+        design=True,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        guidance=guidance,
+        max_turns=max_turns,
+        max_usd=max_usd,
+        allow_unpriced=allow_unpriced,
+        device="cpu",  # nothing is evaluated in a design session
+        workload=None,
+        eval_timeout=None,
+        sessions_dir=sessions_dir,
+        tasks_dir=tasks_dir,
+        guidance_dir=guidance_dir,
+    )
+
+
+__all__ = ["Progress", "design_cmd", "run_cmd", "safe"]

@@ -1,0 +1,227 @@
+"""`judge SESSION`, `judge agreement SESSIONS...` and `review SESSION`: the LLM judge and its reviewers.
+
+Registered by the root app as `app.add_typer(judge_app, name="judge")` and `app.command("review")(review_cmd)`.
+`python -m workbench.cli.judge_cmds ...` runs `judge_app` alone (the workbench's review screen starts the
+judge that way, in a subprocess).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout
+from workbench.cli.session_cmds import SessionsDir
+
+if TYPE_CHECKING:
+    from workbench.judge.verdict import VerdictRecord
+
+
+class _DefaultCommandGroup(TyperGroup):
+    """A group whose first argument, when it names no subcommand, goes to the `run` command: `judge SESSION
+    ...` is `judge run SESSION ...`, while `judge agreement ...` stays a subcommand."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: typer's click Context
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+judge_app = typer.Typer(
+    cls=_DefaultCommandGroup,
+    help="The LLM judge: score a session's code (JS_impl) or design (JS_design) at L1-L3 with verified citations. "
+    "`judge SESSION ...` is `judge run SESSION ...`.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+ProviderOpt = Annotated[str, typer.Option("--provider", help="openai (Chat Completions), openai-responses or anthropic.")]
+ModelOpt = Annotated[str, typer.Option("--model", help="The judging model's name at the provider.")]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="An OpenAI- or Anthropic-compatible server instead (vLLM, SGLang, llama.cpp, ...)."),
+]
+RevisionOpt = Annotated[int | None, typer.Option("--revision", "-r", min=1, help="The revision (default: see the help).")]
+
+
+def _progress(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _score(value: float | None) -> str:
+    return "invalid" if value is None else f"{value:g}"
+
+
+def verdict_lines(verdict: VerdictRecord) -> list[str]:
+    """The verdict for people: one line per level, JS, the cost."""
+    lines = []
+    for level, found in verdict.levels.items():
+        if found.valid:
+            cited = ", ".join(f"{c.file} {c.start_line}-{c.end_line}" for c in found.citations) or "no citation"
+            lines.append(f"{level}  {_score(found.score):>7}  {cited}")
+        else:
+            lines.append(f"{level}  {'invalid':>7}  {found.errors[0] if found.errors else ''}")
+            lines += [f"{'':>11}{error}" for error in found.errors[1:]]
+    js = f"{verdict.js:.1f}" if verdict.js is not None else "n/a (a level is invalid)"
+    lines.append(f"JS_{verdict.kind} {js}")
+    if verdict.model_called:
+        cost = f"${verdict.cost_usd:.4f}" if verdict.cost_usd is not None else "cost n/a (model not in the price table)"
+        tokens = verdict.usage.uncached_input + verdict.usage.cache_read + verdict.usage.cache_write
+        calls = f"{len(verdict.calls)} call(s), {len(verdict.reasks)} re-ask(s)"
+        lines.append(f"{calls}, {tokens} tokens in / {verdict.usage.output} out, {cost}")
+    return lines
+
+
+@judge_app.command("run")
+def judge_cmd(
+    session_id: Annotated[str, typer.Argument(metavar="SESSION", help="Session id (or a unique prefix or suffix).")],
+    provider: ProviderOpt,
+    model: ModelOpt,
+    revision: RevisionOpt = None,
+    base_url: BaseUrlOpt = None,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", help="Sampling temperature (default: the provider's; not sent).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the recorded verdict as JSON.")] = False,
+    sessions_dir: SessionsDir = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Judge one revision of a session and record the verdict (a judge_verdict event in its log).
+
+    Code sessions: by default the submission; a revision that did not pass the harness scores 0 at every level
+    with no model call. Design sessions (agent_mode design): the latest model_design.json, in its canonical form.
+    Each level gets a score 0-100, a rationale and 1-4 citations that are verified against the revision;
+    failures are sent back to the model (at most two re-asks), and a level still failing is recorded invalid.
+    Progress goes to stderr. A session being run is refused; shipped examples are read-only.
+
+    Exit code 0 when every level verified, 1 when a level is invalid or there is nothing to judge, 2 for bad
+    usage (unknown session or provider, missing key, a running session, a model that failed for good).
+    Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
+    """
+    from workbench.judge.providers import make_judge_provider
+    from workbench.judge.sessions import NothingToJudge, judge_session
+    from workbench.llm import PROVIDER_NAMES
+    from workbench.session.store import SessionStore
+
+    with user_errors():
+        if provider not in PROVIDER_NAMES:
+            raise fail(f"--provider must be one of: {', '.join(PROVIDER_NAMES)} (got {provider!r})")
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        try:
+            outcome = judge_session(
+                store,
+                ref,
+                catalog(tasks_dir, guidance_dir),
+                lambda: make_judge_provider(provider, model, base_url, temperature=temperature),
+                rev=revision,
+                temperature=temperature,
+                progress=_progress,
+            )
+        except NothingToJudge as exc:
+            raise fail(exc.message, EXIT_FAILED) from None
+    verdict = outcome.verdict
+    if as_json:
+        write_stdout(
+            json.dumps({"session": ref.id, "seq": outcome.event.seq, **verdict.model_dump(mode="json")}, indent=2) + "\n"
+        )
+    else:
+        write_stdout(f"session {ref.id} revision {verdict.rev} ({verdict.kind}): verdict recorded (event {outcome.event.seq})\n")
+        write_stdout("".join(line + "\n" for line in verdict_lines(verdict)))
+    raise typer.Exit(EXIT_OK if verdict.complete else EXIT_FAILED)
+
+
+@judge_app.command("agreement")
+def agreement_cmd(
+    session_ids: Annotated[
+        list[str], typer.Argument(metavar="SESSIONS...", help="Session ids (or unique prefixes or suffixes).")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Agreement between the judge and its reviewers over these sessions, per level and overall.
+
+    A pair is one reviewed level: the judge's score it reviewed and the latest review's score (a review of an
+    invalid level makes no pair). Shows per level the number of pairs, the mean absolute difference and
+    Spearman's rank correlation (n/a with fewer than two pairs or no spread).
+    """
+    from workbench.judge.scores import agreement, review_pairs
+    from workbench.session.store import SessionStore
+
+    with user_errors():
+        store = SessionStore(sessions_dir)
+        pairs = []
+        for session_id in session_ids:
+            ref = store.resolve(session_id)
+            pairs += review_pairs(ref.id, store.load(ref))
+    rows = agreement(pairs)
+    if as_json:
+        data: dict[str, Any] = {
+            "sessions": len(session_ids),
+            "levels": [
+                {"level": r.level, "count": r.count, "mean_abs_diff": r.mean_abs_diff, "spearman": r.spearman} for r in rows
+            ],
+            "pairs": [p.__dict__ for p in pairs],
+        }
+        write_stdout(json.dumps(data, indent=2) + "\n")
+        return
+    from rich.table import Table
+
+    table = Table(title=f"judge vs reviewers over {len(session_ids)} session(s)")
+    for column in ("level", "pairs", "mean |judge - reviewer|", "Spearman"):
+        table.add_column(column, justify="left" if column == "level" else "right")
+    for r in rows:
+        mad = f"{r.mean_abs_diff:.2f}" if r.mean_abs_diff is not None else "n/a"
+        rho = f"{r.spearman:.3f}" if r.spearman is not None else "n/a"
+        table.add_row(str(r.level), str(r.count), mad, rho)
+    stdout().print(table)
+
+
+def review_cmd(
+    session_id: Annotated[str, typer.Argument(metavar="SESSION", help="Session id (or a unique prefix or suffix).")],
+    level: Annotated[str, typer.Option("--level", help="L1, L2 or L3.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept with the review).")],
+    score: Annotated[float | None, typer.Option("--score", min=0, max=100, help="The level's score from now on (0-100).")] = None,
+    confirm: Annotated[bool, typer.Option("--confirm", help="Keep the judge's score (instead of --score).")] = False,
+    author: Annotated[str | None, typer.Option("--author", help="Who reviews (default: the OS user).")] = None,
+    revision: RevisionOpt = None,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Confirm or change one level's judge score, with a reason (a review event in the session's log).
+
+    The review keeps the judge's score, the new score, the author and the time; the effective score of a level
+    is its latest review, else the judge's. Default revision: the one with the latest verdict. Give --score N,
+    or --confirm to keep the judge's score.
+    """
+    from workbench.judge.sessions import record_review
+    from workbench.judge.verdict import LEVELS
+    from workbench.session.store import SessionStore
+
+    with user_errors():
+        chosen = level.strip().upper()
+        if chosen not in LEVELS:
+            raise fail(f"--level must be one of {', '.join(LEVELS)} (got {level!r})")
+        if (score is None) != confirm:
+            raise fail("give either --score N or --confirm")
+        if not reason.strip():
+            raise fail("--reason must say why")
+        store = SessionStore(sessions_dir)
+        ref = store.resolve(session_id)
+        review = record_review(store, ref, chosen, reason=reason, score=score, author=author, rev=revision)
+    judged = _score(review.original_score)
+    write_stdout(
+        f"review recorded: session {ref.id} {review.level} {review.action} {review.score:g} (judge {judged}) by {review.author}\n"
+    )
+
+
+if __name__ == "__main__":
+    judge_app(prog_name="d2k-workbench judge")
+
+__all__ = ["agreement_cmd", "judge_app", "judge_cmd", "review_cmd", "verdict_lines"]

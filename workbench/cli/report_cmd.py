@@ -1,0 +1,116 @@
+"""`report`: the paper's tables (and figures) from session logs and their evaluation reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workbench.cli.common import TasksDir, catalog, stderr, stdout, user_errors, write_stdout
+
+FORMATS = ("table", "md", "csv", "json")  # as workbench.scoring.tables.FORMATS (not imported: the CLI starts fast)
+
+SessionsDirOpt = Annotated[
+    Path | None,
+    typer.Option("--sessions-dir", envvar="D2K_SESSIONS_DIR", help="Root of session folders (default: ./sessions)."),
+]
+
+
+def report(
+    sessions: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Session folders, folders of sessions, or session ids (default: every session of the sessions root "
+            "and the shipped examples).",
+            show_default=False,
+            metavar="SESSIONS_OR_DIRS",
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table (terminal), md, csv or json.")] = "table",
+    figures: Annotated[
+        Path | None, typer.Option("--figures", help="Also write the PNG figures (ablation, S'perf over turns) into this folder.")
+    ] = None,
+    baseline_sessions: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline-sessions",
+            help="Compare with these sessions instead of the reference (one per task; repeatable; folders of sessions too).",
+        ),
+    ] = None,
+    baseline_pick: Annotated[
+        str, typer.Option("--baseline-pick", help="Which revision of a baseline session: first-correct or final.")
+    ] = "first-correct",
+    task: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable).")] = None,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", help="Only this model or group, as the tables name it (repeatable).")
+    ] = None,
+    guidance: Annotated[
+        list[str] | None, typer.Option("--guidance", help="Only this guidance configuration (repeatable).")
+    ] = None,
+    device_model: Annotated[
+        str | None, typer.Option("--device-model", help="Only sessions evaluated on a device whose name contains this.")
+    ] = None,
+    table: Annotated[list[str] | None, typer.Option("--table", help="Only this table (repeatable): table1, table2, ...")] = None,
+    tasks_dir: TasksDir = None,
+    sessions_dir: SessionsDirOpt = None,
+) -> None:
+    """The paper's tables from sessions: correctness and S_perf (Table 1), judge scores (2), speedup (4),
+    fast_p (5), tokens and cost (6), the guidance ablation and S'perf over turns, per-workload speedup and
+    roofline fraction.
+
+    Speedups are against the reference timed in the same evaluation, or with --baseline-sessions against one
+    session per task (--baseline-pick first-correct, the paper's, or final). Latencies from different device
+    models are never compared. Exit code 0, or 2 for bad input (a path that is no session, no sessions, a
+    device mix, an unknown format or table)."""
+    with user_errors():
+        from workbench.errors import UsageError
+
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown format {fmt!r}; expected one of: {', '.join(FORMATS)}")
+        if figures is not None and figures.exists() and not figures.is_dir():
+            raise UsageError(f"--figures {figures}: not a folder")
+        from workbench.scoring import build_results, build_tables, collect, render_csv, render_json, render_markdown, rich_tables
+        from workbench.session.store import SessionStore
+
+        store = SessionStore(sessions_dir)
+        paths: list[str] = list(sessions or [])
+        if not paths:
+            paths = [str(ref.dir) for ref in store.list()]
+            if not paths:
+                where = str(store.root) + (f" or {store.examples}" if store.examples else "")
+                raise UsageError(f"no sessions found in {where}; name session folders or folders of sessions")
+        records = collect(paths, store).records
+        baseline_records = collect(baseline_sessions, store).records if baseline_sessions else None
+        results = build_results(
+            records,
+            baseline_records=baseline_records,
+            pick=baseline_pick,
+            catalog=catalog(tasks_dir, None),
+            tasks=task or (),
+            models=model or (),
+            configs=guidance or (),
+            device_model=device_model,
+        )
+        tables = build_tables(results, table or ())
+        caption = results.provenance.caption()
+        if fmt == "table":
+            console = stdout()
+            for rendered in rich_tables(tables):
+                console.print(rendered)
+                console.print()
+            console.print(caption, style="dim", highlight=False, markup=False)
+            for note in results.notes:
+                console.print(f"note: {note}", style="yellow", highlight=False, markup=False)
+        elif fmt == "md":
+            notes = "".join(f"- note: {note}\n" for note in results.notes)
+            write_stdout(render_markdown(tables, caption) + ("\n" + notes if notes else ""))
+        elif fmt == "csv":
+            write_stdout(render_csv(tables))
+        else:
+            write_stdout(render_json(results, tables))
+        if figures is not None:
+            from workbench.scoring.figures import write_figures  # matplotlib only when figures are asked for
+
+            for path in write_figures(results, figures):
+                stderr().print(f"wrote {path}", highlight=False, markup=False)

@@ -1,0 +1,386 @@
+"""The judge on sessions: which revision is judged, what it is judged with, and the events that record it.
+
+    outcome = judge_session(store, ref, catalog, provider)          # the submission (or --revision), recorded
+    review = record_review(store, ref, "L3", reason="...", score=80)  # a reviewer's decision, recorded
+    material = load_material(store, ref, catalog, rev)                # what the review screen shows
+
+What is judged:
+- A code session (`agent_mode` code, or any non-agent session): by default its submission. A revision that
+  passed the harness is judged by the model; one whose evaluation finished without passing scores 0 at every
+  level with no model call; one never evaluated (pending, skipped) or a session without a passing submission
+  is "nothing to judge" (`NothingToJudge`, the CLI's exit 1).
+- A design session (`agent_mode = "design"`): by default the latest revision that wrote `model_design.json`;
+  the judge reads the canonical text of that file.
+
+Writing: the verdict and the reviews are appended by this short-lived process through the session's own
+`EventWriter`, which takes the runner lock (`.runner.lock`), so a runner and a judge never write the log at
+once and every line is sealed like the runner's. A session being run is refused before any model is asked
+(judge it when the run has ended); the lock is then taken only for the append, waiting up to `lock_wait_s`
+(default 10 s) for another judge or review process that holds it for milliseconds. Shipped examples are
+read-only: copy the folder into the sessions root to judge or review it there.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import cast
+
+from pydantic import ValidationError
+
+from workbench.catalog import Catalog
+from workbench.catalog.guidance import Guidance, Rubric
+from workbench.catalog.task import Task
+from workbench.errors import SessionError, UsageError, WorkbenchError
+from workbench.judge.evidence import EvidenceSpan, criterion_evidence
+from workbench.judge.judge import MAX_REASKS, Progress, run_judge, zero_verdict
+from workbench.judge.prompt import DESIGN_FILE, EXPERT_FILE, JudgeInput, build_input, canonical_design
+from workbench.judge.scores import Judgement, judgements
+from workbench.judge.verdict import Level, ReviewRecord, VerdictKind, VerdictRecord
+from workbench.llm import Provider, RetryPolicy
+from workbench.session.eventlog import LOCK_NAME, EventWriter, SessionLocked, lock_pid
+from workbench.session.events import Event, JudgeVerdict, Review
+from workbench.session.layout import SessionRef
+from workbench.session.store import SessionStore, SessionView
+
+LOCK_WAIT_S = 10.0
+
+
+class NothingToJudge(SessionError):
+    """The session (or the revision asked for) has nothing the judge can score (the CLI exits 1)."""
+
+
+def session_kind(view: SessionView) -> VerdictKind:
+    """design for a design session (the agent's `agent_mode = "design"`), else impl."""
+    return "design" if view.config.agent_mode == "design" else "impl"
+
+
+def default_author() -> str:
+    """The OS user, as the author of a review when none is given."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return os.environ.get("USER") or "unknown"
+
+
+def check_writable(store: SessionStore, ref: SessionRef) -> None:
+    """SessionError for a shipped example (read-only) or a session being run now."""
+    if ref.read_only:
+        raise SessionError(
+            f"session {ref.id} is a shipped example (read-only): copy its folder into the sessions root "
+            f"(cp -r {ref.dir} {store.root}/) to judge or review it there"
+        )
+    if store.is_running(ref):
+        pid = lock_pid(ref.dir / LOCK_NAME)
+        holder = f"pid {pid}" if pid is not None else "another process"
+        raise SessionLocked(
+            f"session {ref.id} is being run by {holder}: judge or review it when the run has ended "
+            f"(`d2k-workbench session stop {ref.id}` ends it)"
+        )
+
+
+def append_events(
+    ref: SessionRef, events: Sequence[Event], *, lock_wait_s: float = LOCK_WAIT_S, sleep: Callable[[float], None] = time.sleep
+) -> list[Event]:
+    """Append `events` through the session's EventWriter (the runner lock held only meanwhile), waiting up to
+    `lock_wait_s` for the lock; SessionLocked when it stays held."""
+    deadline = time.monotonic() + lock_wait_s
+    while True:
+        try:
+            writer = EventWriter(ref.dir)
+        except SessionLocked:
+            if time.monotonic() >= deadline:
+                pid = lock_pid(ref.dir / LOCK_NAME)
+                holder = f"pid {pid}" if pid is not None else "another process"
+                raise SessionLocked(
+                    f"session {ref.id} is held by {holder} (a runner started meanwhile?): nothing was recorded; "
+                    "try again when the run has ended"
+                ) from None
+            sleep(0.05)
+            continue
+        with writer:
+            return [writer.append(event) for event in events]
+
+
+# --- what is judged ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """The revision to judge and how: `status` is the harness's status (None for a design), `text` the file's
+    text (None when it is not needed: a failed revision scores 0 unread)."""
+
+    kind: VerdictKind
+    rev: int
+    sha: str
+    file: str
+    status: str | None
+    text: str | None
+
+    @property
+    def failed(self) -> bool:
+        return self.kind == "impl" and self.status != "passed"
+
+
+def _revision(view: SessionView, rev: int) -> None:
+    if rev not in view.state.revisions:
+        known = sorted(view.state.revisions)
+        where = f"revisions {known[0]}-{known[-1]}" if known else "no revisions yet"
+        raise UsageError(f"session {view.ref.id} has no revision {rev} ({where})")
+
+
+def resolve_target(store: SessionStore, view: SessionView, rev: int | None = None) -> Target:
+    """The revision `rev` (None: the session's default, see the module's docstring) and what it is judged on.
+    NothingToJudge or UsageError when there is none."""
+    ref, state = view.ref, view.state
+    kind = session_kind(view)
+    if kind == "design":
+        if rev is None:
+            written = [r.rev for r in state.ordered() if DESIGN_FILE in r.files]
+            if not written:
+                raise NothingToJudge(f"session {ref.id} has no design ({DESIGN_FILE}) to judge")
+            rev = written[-1]
+        _revision(view, rev)
+        revision = state.revisions[rev]
+        raw = store.workspace(ref).read_bytes(revision.sha, DESIGN_FILE)
+        if raw is None:
+            raise NothingToJudge(f"revision {rev} of session {ref.id} has no {DESIGN_FILE}")
+        return Target("design", rev, revision.sha, DESIGN_FILE, None, canonical_design(raw))
+    if rev is None:
+        submission = state.submission
+        if submission is None:
+            raise NothingToJudge(f"session {ref.id} has no submission yet: pass --revision to judge one of its revisions")
+        if submission.rev is None:
+            raise NothingToJudge(f"session {ref.id} has no submission: no revision passed (its scores count as 0)")
+        rev = submission.rev
+    _revision(view, rev)
+    revision = state.revisions[rev]
+    file = view.config.solution
+    if revision.eval_state != "finished" or revision.report is None:
+        what = {"skipped": "was skipped (a newer revision replaced it)", "running": "is being evaluated"}.get(
+            revision.eval_state, "has not been evaluated yet"
+        )
+        raise NothingToJudge(f"revision {rev} of session {ref.id} {what}: nothing to judge")
+    status = revision.report.status
+    if status != "passed":
+        return Target("impl", rev, revision.sha, file, status, None)
+    text = store.workspace(ref).read_text(revision.sha, file)
+    if text is None:
+        raise NothingToJudge(f"revision {rev} of session {ref.id} has no {file}")
+    return Target("impl", rev, revision.sha, file, status, text)
+
+
+@dataclass(frozen=True)
+class TaskMaterial:
+    """The task's side of a judgement: the task, its guidance and rubric, the expert's source (None when the
+    task ships none) and, per criterion, the expert's definitions its evidence names."""
+
+    task: Task
+    guidance: Guidance
+    rubric: Rubric
+    expert_source: str | None
+    evidence: dict[str, list[EvidenceSpan]]
+
+
+def task_material(catalog: Catalog, task_id: str) -> TaskMaterial:
+    task = catalog.task(task_id)
+    guidance = catalog.guidance(task_id)
+    rubric = catalog.rubric(task_id)
+    if guidance is None or rubric is None:
+        raise UsageError(
+            f"task {task_id} has no rubric: the judge needs {catalog.guidance_dir / task_id}/guidance.toml and rubric.toml"
+        )
+    expert = task.dir / EXPERT_FILE
+    source = expert.read_text(encoding="utf-8") if expert.is_file() else None
+    return TaskMaterial(task, guidance, rubric, source, criterion_evidence(rubric, source or ""))
+
+
+def judge_input(target: Target, material: TaskMaterial) -> JudgeInput:
+    assert target.text is not None
+    return build_input(
+        target.kind,
+        material.task,
+        material.guidance,
+        material.rubric,
+        rev=target.rev,
+        sha=target.sha,
+        file=target.file,
+        text=target.text,
+        expert_source=material.expert_source,
+    )
+
+
+# --- judging and reviewing --------------------------------------------------------------------------------
+
+
+def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:
+    """The provider, or the one a factory makes."""
+    if callable(provider) and not hasattr(provider, "complete"):
+        return provider()
+    return cast("Provider", provider)
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    verdict: VerdictRecord
+    event: JudgeVerdict  # as written (seq, ts set)
+
+
+def judge_session(
+    store: SessionStore,
+    ref: SessionRef,
+    catalog: Catalog,
+    provider: Provider | Callable[[], Provider],
+    *,
+    rev: int | None = None,
+    temperature: float | None = None,
+    max_reasks: int = MAX_REASKS,
+    policy: RetryPolicy | None = None,
+    progress: Progress | None = None,
+    lock_wait_s: float = LOCK_WAIT_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> JudgeOutcome:
+    """Judge one revision of a session and append the verdict to its log. `provider` may be a factory, called
+    only when a model is needed (a failed revision asks none). Raises NothingToJudge, UsageError,
+    SessionError (read-only, being run) or ProviderError (nothing is then recorded)."""
+    say = progress or (lambda _: None)
+    check_writable(store, ref)
+    view = store.load(ref)
+    target = resolve_target(store, view, rev)
+    material = task_material(catalog, view.config.task)
+    if target.failed:
+        say(f"revision {target.rev} did not pass the harness ({target.status}): 0 at every level, no model asked")
+        verdict = zero_verdict(target.kind, target.rev, target.sha, target.file, target.status or "unknown")
+    else:
+        if target.kind == "impl" and material.expert_source is None:
+            raise UsageError(f"task {material.task.id} has no {EXPERT_FILE}: the implementation judge compares with it")
+        say(f"judging revision {target.rev} ({target.kind}: {target.file}) of {ref.id}")
+        verdict = run_judge(
+            _resolve(provider),
+            judge_input(target, material),
+            max_reasks=max_reasks,
+            temperature=temperature,
+            policy=policy,
+            sleep=sleep,
+            progress=say,
+        )
+    [event] = append_events(ref, [JudgeVerdict(rev=target.rev, verdict=verdict.model_dump(mode="json"))], lock_wait_s=lock_wait_s)
+    assert isinstance(event, JudgeVerdict)
+    return JudgeOutcome(verdict, event)
+
+
+def find_judgement(view: SessionView, rev: int | None = None, kind: VerdictKind | None = None) -> Judgement:
+    """The judgement reviewed: of `rev` (None: the revision with the latest verdict) and `kind` (None: the
+    session's). SessionError when there is no verdict to review."""
+    kind = kind or session_kind(view)
+    found = judgements(view.events)
+    if rev is None:
+        latest = found.latest(kind)
+        if latest is None:
+            raise SessionError(
+                f"session {view.ref.id} has no judge verdict to review: run `d2k-workbench judge {view.ref.id}` first"
+            )
+        return latest
+    _revision(view, rev)
+    judgement = found.get((kind, rev))
+    if judgement is None or judgement.verdict is None:
+        raise SessionError(f"revision {rev} of session {view.ref.id} has no judge verdict: run `d2k-workbench judge` on it first")
+    return judgement
+
+
+def record_review(
+    store: SessionStore,
+    ref: SessionRef,
+    level: Level,
+    *,
+    reason: str,
+    score: float | None = None,
+    author: str | None = None,
+    rev: int | None = None,
+    kind: VerdictKind | None = None,
+    lock_wait_s: float = LOCK_WAIT_S,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> ReviewRecord:
+    """Confirm (`score` None) or change one level's score of a verdict, with a reason, and append the review."""
+    check_writable(store, ref)
+    view = store.load(ref)
+    judgement = find_judgement(view, rev, kind)
+    original = judgement.judge_score(level)
+    if score is None:
+        if original is None:
+            raise UsageError(f"{level} of revision {judgement.rev} has no valid judge score to confirm: give a score")
+        score = original
+    try:
+        review = ReviewRecord(
+            level=level,
+            score=score,
+            kind=judgement.kind,
+            action="confirm" if original is not None and score == original else "change",
+            original_score=original,
+            previous_score=judgement.effective(level),
+            verdict_seq=judgement.verdict_seq,
+            author=(author or default_author()).strip(),
+            reason=reason.strip(),
+            time=clock(),
+        )
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise UsageError(f"review: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+    append_events(ref, [Review(rev=judgement.rev, review=review.model_dump(mode="json"))], lock_wait_s=lock_wait_s)
+    return review
+
+
+# --- what the review screen shows -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewMaterial:
+    """One revision for the review screen: the candidate's text, the judgement (None: not judged yet), the
+    task's material (None with `problem` when the task or its rubric cannot be read)."""
+
+    view: SessionView
+    kind: VerdictKind
+    rev: int
+    file: str
+    text: str
+    judgement: Judgement | None
+    material: TaskMaterial | None
+    problem: str = ""
+
+
+def default_review_rev(view: SessionView) -> int | None:
+    """The revision with the latest verdict, else the submission, else the newest revision."""
+    latest = judgements(view.events).latest(session_kind(view))
+    if latest is not None:
+        return latest.rev
+    if view.state.submission is not None and view.state.submission.rev is not None:
+        return view.state.submission.rev
+    return max(view.state.revisions) if view.state.revisions else None
+
+
+def load_material(store: SessionStore, ref: SessionRef, catalog: Catalog, rev: int | None = None) -> ReviewMaterial:
+    """Everything the review screen shows for revision `rev` (None: `default_review_rev`)."""
+    view = store.load(ref)
+    kind = session_kind(view)
+    rev = rev if rev is not None else default_review_rev(view)
+    if rev is None or rev not in view.state.revisions:
+        raise UsageError(f"session {ref.id} has no revision {rev if rev is not None else ''} to review".replace("  ", " "))
+    revision = view.state.revisions[rev]
+    file = DESIGN_FILE if kind == "design" else view.config.solution
+    workspace = store.workspace(ref)
+    if kind == "design":
+        raw = workspace.read_bytes(revision.sha, DESIGN_FILE)
+        text = canonical_design(raw) if raw is not None else ""
+    else:
+        text = workspace.read_text(revision.sha, file) or ""
+    judgement = judgements(view.events).get((kind, rev))
+    try:
+        material: TaskMaterial | None = task_material(catalog, view.config.task)
+        problem = ""
+    except WorkbenchError as exc:  # a missing rubric, a bad task file (CatalogError)
+        material, problem = None, exc.message
+    return ReviewMaterial(view, kind, rev, file, text, judgement, material, problem)

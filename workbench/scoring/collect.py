@@ -1,0 +1,221 @@
+"""Sessions -> `SessionRecord`s: find session folders under the paths given, and read what each contributes.
+
+    records = collect([Path("sessions/"), Path("runs/gpt-6")])     # folders of sessions, or session folders
+    record = read_session(Path("sessions/20261130-...-ab12"))
+
+A session folder holds `session.toml`; a folder of sessions is searched for them (not inside a session,
+nor in hidden folders, at most MAX_DEPTH levels down). A name that is no folder is tried as a session id of
+the store (its root and the shipped examples).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.errors import UsageError, WorkbenchError
+from workbench.scoring.records import Group, JudgeRecord, RevisionRecord, SessionRecord, Tokens, WorkloadRecord
+from workbench.scoring.verdicts import BadVerdict, ReviewEdit, Verdict, VerdictKind, effective_levels, parse_review, parse_verdict
+from workbench.session.config import CONFIG_NAME, load_config
+from workbench.session.eventlog import LOG_NAME, read_log
+from workbench.session.events import Event, JudgeVerdict, ModelCall, Review, Revision
+from workbench.session.state import SessionState, select_submission
+from workbench.session.store import SessionNotFound, SessionStore
+
+MAX_DEPTH = 3  # how deep a folder of sessions is searched (sessions/, sessions/examples/, runs/<model>/<config>/)
+
+
+def is_session_dir(path: Path) -> bool:
+    return path.is_dir() and (path / CONFIG_NAME).is_file()
+
+
+def _scan(folder: Path, depth: int) -> list[Path]:
+    found: list[Path] = []
+    try:
+        children = sorted(folder.iterdir())
+    except OSError:
+        return found
+    for child in children:
+        if not child.is_dir() or child.name.startswith("."):
+            continue
+        if is_session_dir(child):
+            found.append(child)
+        elif depth > 1:
+            found += _scan(child, depth - 1)
+    return found
+
+
+def find_sessions(paths: Sequence[Path | str], store: SessionStore | None = None) -> list[Path]:
+    """Session folders named by `paths` (session folders, folders of sessions, or session ids of `store`),
+    in the order given, each once. UsageError for a path that is neither, or when nothing is found."""
+    found: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if is_session_dir(path):
+            found.append(path)
+        elif path.is_dir():
+            inside = _scan(path, MAX_DEPTH)
+            if not inside:
+                raise UsageError(f"{path} is not a session (no {CONFIG_NAME}) and holds no sessions")
+            found += inside
+        elif path.exists():
+            raise UsageError(f"{path} is not a session or a folder of sessions")
+        elif store is not None and "/" not in str(item):
+            try:
+                found.append(store.resolve(str(item)).dir)
+            except SessionNotFound as exc:
+                raise UsageError(f"{item}: no such folder, and {exc.message}") from None
+        else:
+            raise UsageError(f"{path}: no such session or folder of sessions")
+    unique: dict[Path, Path] = {}
+    for path in found:
+        unique.setdefault(path.resolve(), path)
+    if not unique:
+        raise UsageError("no sessions found" + (f" in {', '.join(str(p) for p in paths)}" if paths else ""))
+    return list(unique.values())
+
+
+def _model_of(events: Sequence[Event]) -> str | None:
+    models = Counter(e.model for e in events if isinstance(e, ModelCall) and e.model)
+    return models.most_common(1)[0][0] if models else None
+
+
+def _tokens(events: Iterable[Event]) -> Tokens:
+    total = Tokens()
+    for event in events:
+        if isinstance(event, ModelCall):
+            u = event.usage
+            total += Tokens(
+                uncached_input=u.uncached_input,
+                cache_read=u.cache_read,
+                cache_write=u.cache_write,
+                output=u.output,
+                reasoning=u.reasoning,
+                calls=1,
+                unpriced_calls=0 if event.cost_usd is not None else 1,
+                cost_usd=event.cost_usd or 0.0,
+            )
+    return total
+
+
+def _judgements(events: Sequence[Event], default_kind: VerdictKind, notes: list[str]) -> list[JudgeRecord]:
+    """The latest verdict per (kind, revision) with the reviews of that revision applied; reviews of a
+    revision no judge scored make a record of their own (levels without a review stay None)."""
+    verdicts: dict[tuple[VerdictKind, int], Verdict] = {}
+    reviews: dict[int, list[ReviewEdit]] = {}
+    for event in events:
+        try:
+            if isinstance(event, JudgeVerdict):
+                verdict = parse_verdict(event.verdict)
+                verdicts[(verdict.kind, event.rev)] = verdict
+            elif isinstance(event, Review):
+                reviews.setdefault(event.rev, []).append(parse_review(event.review))
+        except BadVerdict as exc:
+            notes.append(f"event {event.seq}: {exc} (ignored)")
+    records: list[JudgeRecord] = []
+    for (kind, rev), verdict in sorted(verdicts.items(), key=lambda item: (item[0][1], item[0][0])):
+        edits = [r for r in reviews.get(rev, []) if r.kind in (None, kind)]
+        records.append(
+            JudgeRecord(
+                kind=kind,
+                rev=rev,
+                levels=effective_levels(verdict, edits),
+                reviewed=sorted({r.level for r in edits}),
+                judge=verdict.judge,
+            )
+        )
+    judged = {rev for _, rev in verdicts}
+    for rev, edits in sorted(reviews.items()):
+        if rev in judged:
+            continue
+        for kind in sorted({r.kind or default_kind for r in edits}):
+            mine = [r for r in edits if (r.kind or default_kind) == kind]
+            records.append(
+                JudgeRecord(kind=kind, rev=rev, levels=effective_levels(None, mine), reviewed=sorted({r.level for r in mine}))
+            )
+    return records
+
+
+def read_session(path: Path) -> SessionRecord:
+    """One session folder -> its record. ConfigError (a WorkbenchError) when session.toml cannot be read."""
+    config = load_config(path)
+    contents = read_log(path / LOG_NAME)
+    events = contents.events
+    state = SessionState.from_events(events)
+    notes = [f"log line {b.line}: {b.message} (ignored)" for b in contents.bad_lines]
+    has_calls = any(isinstance(e, ModelCall) for e in events)
+    step_of: dict[int, int] = {}
+    turn = 0
+    for event in events:
+        if isinstance(event, ModelCall):
+            turn = max(turn, event.turn)
+        elif isinstance(event, Revision):
+            step_of.setdefault(event.rev, turn if has_calls else event.rev)
+    revisions = [
+        RevisionRecord(
+            rev=r.rev,
+            step=step_of.get(r.rev, r.rev),
+            status=r.status,
+            device_name=r.report.device_name if r.report is not None else "",
+            workloads=[
+                WorkloadRecord(name=w.name, status=w.status, latency_ms=w.latency_ms, reference_ms=w.reference_ms)
+                for w in (r.report.workloads if r.report is not None else [])
+            ],
+        )
+        for r in state.ordered()
+    ]
+    if state.submission is not None:
+        submission_rev = state.submission.rev
+    else:
+        chosen, _ = select_submission(state.ordered())
+        submission_rev = chosen.rev if chosen is not None else None
+    mode = "design" if config.driver == "agent" and config.agent_mode == "design" else "code"
+    model = config.model or _model_of(events)
+    return SessionRecord(
+        id=config.id,
+        path=str(path),
+        task=config.task,
+        guidance=config.guidance,
+        group=Group(
+            driver=config.driver,
+            provider=config.provider,
+            model=model if config.driver == "agent" else None,
+            command=config.command if config.driver == "command" else None,
+            from_session=config.from_session if config.driver == "replay" else None,
+        ),
+        mode=mode,
+        device=config.device,
+        created=config.created,
+        finished=state.finished is not None,
+        axis="turn" if has_calls else "revision",
+        steps=turn if has_calls else len(revisions),
+        revisions=revisions,
+        submission_rev=submission_rev,
+        tokens=_tokens(events),
+        verdicts=_judgements(events, "design" if mode == "design" else "impl", notes),
+        notes=notes,
+    )
+
+
+@dataclass
+class Collected:
+    """Records read, and the sessions that could not be read (path, why) when reading was not strict."""
+
+    records: list[SessionRecord]
+    problems: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def collect(paths: Sequence[Path | str], store: SessionStore | None = None, *, strict: bool = True) -> Collected:
+    """Every session under `paths` read into a record. strict: a session that cannot be read is a UsageError
+    naming it; otherwise it is listed in `problems` and left out."""
+    collected = Collected([])
+    for path in find_sessions(paths, store):
+        try:
+            collected.records.append(read_session(path))
+        except WorkbenchError as exc:
+            if strict:
+                raise UsageError(f"cannot read session {path}: {exc.message}") from None
+            collected.problems.append((path, exc.message))
+    return collected

@@ -1,0 +1,148 @@
+"""What one session contributes to the scores, as typed records (collect.py reads them from a session's files).
+
+Nothing here is typed in by hand: every field comes from session.toml or the event log (the harness's
+`EvalReport`s, `model_call`, `judge_verdict` and `review` events).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from workbench.scoring.verdicts import Level, VerdictKind
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WorkloadRecord(_Record):
+    """One workload of one evaluation; latencies are medians in ms (None: not timed, e.g. on the CPU)."""
+
+    name: str
+    status: str
+    latency_ms: float | None = None
+    reference_ms: float | None = None
+
+
+class RevisionRecord(_Record):
+    """One revision and its evaluation (`status` None: never evaluated)."""
+
+    rev: int
+    step: int  # agent sessions: the turn of the model call that wrote it (0 before the first); others: rev
+    status: str | None = None
+    device_name: str = ""  # the evaluating device's model, as the harness names it ("NVIDIA H200", "cpu (...)")
+    workloads: list[WorkloadRecord] = []
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def timed(self) -> bool:
+        """Every workload has a measured latency."""
+        return bool(self.workloads) and all(w.latency_ms is not None for w in self.workloads)
+
+
+class Tokens(_Record):
+    """Token buckets of model calls (normalised across providers) and their cost."""
+
+    uncached_input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+    reasoning: int = 0
+    calls: int = 0
+    unpriced_calls: int = 0  # calls recorded without a cost: `cost_usd` is then a lower bound
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(
+            uncached_input=self.uncached_input + other.uncached_input,
+            cache_read=self.cache_read + other.cache_read,
+            cache_write=self.cache_write + other.cache_write,
+            output=self.output + other.output,
+            reasoning=self.reasoning + other.reasoning,
+            calls=self.calls + other.calls,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+    @property
+    def total(self) -> int:
+        """Every token processed: the three input buckets and the output (reasoning is part of the output)."""
+        return self.uncached_input + self.cache_read + self.cache_write + self.output
+
+
+class JudgeRecord(_Record):
+    """The judge's latest verdict of one kind on one revision, with the reviews applied (verdicts.py)."""
+
+    kind: VerdictKind
+    rev: int
+    levels: dict[Level, float | None]  # effective scores; None: invalid and not reviewed
+    reviewed: list[Level] = []  # the levels whose score is a reviewer's
+    judge: str = ""
+
+
+class Group(_Record):
+    """Who produced a session: an agent's model (and provider), or a driver and its command."""
+
+    driver: str
+    provider: str | None = None
+    model: str | None = None
+    command: str | None = None
+    from_session: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.driver == "agent":
+            return self.model or "agent"
+        if self.driver == "command":
+            return f"command: {self.command}"
+        if self.driver == "replay":
+            return f"replay of {self.from_session}"
+        return self.driver
+
+
+class SessionRecord(_Record):
+    """Everything scoring needs from one session."""
+
+    id: str
+    path: str
+    task: str
+    guidance: str
+    group: Group
+    mode: Literal["code", "design"] = "code"  # design: a design proposal (JS_design only)
+    device: str  # as session.toml names it (cpu, cuda, cuda:N)
+    created: datetime
+    finished: bool
+    axis: Literal["turn", "revision"]  # what `RevisionRecord.step` counts
+    steps: int  # turns taken (agent sessions), else revisions
+    revisions: list[RevisionRecord]
+    submission_rev: int | None  # the recorded submission (else the runner's rule); None: nothing passed
+    tokens: Tokens = Tokens()
+    verdicts: list[JudgeRecord] = []
+    notes: list[str] = []  # what the reader had to skip (bad log lines, malformed verdicts)
+
+    def revision(self, rev: int | None) -> RevisionRecord | None:
+        return next((r for r in self.revisions if r.rev == rev), None) if rev is not None else None
+
+    @property
+    def submission(self) -> RevisionRecord | None:
+        return self.revision(self.submission_rev)
+
+    @property
+    def first_correct(self) -> RevisionRecord | None:
+        return next((r for r in self.revisions if r.passed), None)
+
+    @property
+    def device_models(self) -> list[str]:
+        """The device models of its timed evaluations (the ones whose latencies are compared)."""
+        return sorted({r.device_name or self.device for r in self.revisions if r.timed})
+
+    def verdict(self, kind: VerdictKind, rev: int | None = None) -> JudgeRecord | None:
+        """The verdict of `kind` on `rev` (None: on its latest judged revision)."""
+        found = [v for v in self.verdicts if v.kind == kind and (rev is None or v.rev == rev)]
+        return max(found, key=lambda v: v.rev) if found else None

@@ -1,0 +1,499 @@
+"""Session records -> `Results`: per model (group), guidance configuration and task, the paper's metrics.
+
+    results = score(collect(paths).records, baseline=reference_baseline(), catalog=catalog)
+
+Groups come from the sessions' own metadata: an agent session by its model (session.toml, else its
+`model_call` events), other sessions by driver and command (replays by the session they replay). The tasks
+of a report are every task any of its code sessions attempted; each group and configuration that has a
+session is scored over all of them (a task it did not run counts as failed). Where several sessions share a
+group, configuration and task, the latest (by creation) counts and the others are listed as superseded.
+Design proposals (agent_mode = "design") contribute JS_design only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from workbench.catalog import CONFIGS, Catalog
+from workbench.errors import UsageError
+from workbench.scoring import metrics
+from workbench.scoring.baseline import Baseline, check_devices, reference_baseline
+from workbench.scoring.records import Group, SessionRecord, Tokens
+from workbench.scoring.roofline import Roofline
+from workbench.scoring.verdicts import LEVELS, Level, js, zero_levels
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+def p_key(p: float) -> str:
+    """fast_p's key in `fast_p` dicts: "1", "1.5", "2"."""
+    return f"{p:g}"
+
+
+class WorkloadScore(_Model):
+    name: str
+    status: str
+    latency_ms: float | None
+    baseline_ms: float | None
+    speedup: float | None
+    roofline_ms: float | None = None
+    roofline_fraction: float | None = None
+
+
+class TaskCell(_Model):
+    """One group, configuration and task: the final submission of the session that counts."""
+
+    group: str
+    config: str
+    task: str
+    session: str | None = None  # None: the group ran no session of this task in this configuration
+    superseded: list[str] = []  # earlier sessions of the same cell, not counted
+    rev: int | None = None  # the submitted revision
+    status: str = "not run"  # the submission's status, else the last evaluation's, "not evaluated" or "not run"
+    correct: bool = False
+    speedup: float | None = None  # task speedup against the baseline (None: failed or untimed)
+    device_name: str = ""
+    workloads: list[WorkloadScore] = []
+    levels: dict[Level, float | None] | None = None  # effective judge scores (0 for a failed task); None: not judged
+    js_impl: float | None = None
+
+    @property
+    def outcome(self) -> metrics.TaskOutcome:
+        return metrics.TaskOutcome(self.correct, self.speedup)
+
+
+class Curve(_Model):
+    """S'perf over steps (turns of agent sessions, else revisions): (step, value) where the value changes."""
+
+    group: str
+    config: str
+    axis: Literal["turn", "revision"]
+    points: list[tuple[int, float]]
+
+    def value_at(self, step: int) -> float | None:
+        return metrics.value_at(self.points, step)
+
+
+class GroupScores(_Model):
+    """One group in one configuration, over all the report's tasks."""
+
+    group: str
+    config: str
+    sessions: int
+    tasks: int
+    passed: int
+    correctness: float | None
+    sperf: float | None
+    geomean_speedup: float | None  # only when every task is correct and timed
+    fast_p: dict[str, float | None]
+    levels: dict[Level, float | None]
+    js_impl: float | None
+    judged: int  # tasks with a valid JS_impl
+    untimed: int  # correct tasks without a speedup
+    curve: Curve | None = None
+
+
+class DesignScores(_Model):
+    group: str
+    sessions: int
+    judged: int
+    levels: dict[Level, float | None]
+    js_design: float | None
+
+
+class TokenRow(_Model):
+    group: str
+    config: str  # a guidance configuration, or "design"
+    sessions: int
+    steps: int
+    tokens: Tokens
+
+
+class OverallScores(_Model):
+    """One configuration over every group: pairs are (group, task)."""
+
+    config: str
+    groups: int
+    pairs: int
+    passed: int
+    correctness: float | None
+    sperf: float | None  # geometric mean of the groups' S_perf
+    fully_correct: list[str]  # groups correct and timed on every task in every configuration
+    geomean_speedup: float | None  # over the pairs of those groups
+    fast_p: dict[str, float | None]
+
+
+class GroupInfo(_Model):
+    label: str
+    driver: str
+    provider: str | None = None
+    model: str | None = None
+    command: str | None = None
+    from_session: str | None = None
+    sessions: int = 0
+
+
+class Provenance(_Model):
+    sessions: list[str]
+    device_model: str | None  # the one device model of every compared latency (None: nothing timed)
+    first_created: datetime | None
+    last_created: datetime | None
+    baseline: str
+    baseline_sessions: list[str] = []
+    generated: datetime
+
+    def caption(self) -> str:
+        """One line: sessions, device, dates, baseline."""
+        first, last = self.first_created, self.last_created
+        dates = (
+            "-"
+            if first is None or last is None
+            else f"{first:%Y-%m-%d}" + (f" to {last:%Y-%m-%d}" if last.date() != first.date() else "")
+        )
+        device = self.device_model or "untimed"
+        return f"{len(self.sessions)} session(s) · device: {device} · sessions of {dates} · baseline: {self.baseline}"
+
+
+class Results(_Model):
+    provenance: Provenance
+    tasks: list[str]
+    configs: list[str]
+    groups: list[GroupInfo]
+    cells: list[TaskCell]
+    scores: list[GroupScores]
+    design: list[DesignScores]
+    tokens: list[TokenRow]
+    overall: list[OverallScores]
+    notes: list[str]
+
+    def cell(self, group: str, config: str, task: str) -> TaskCell | None:
+        return next((c for c in self.cells if (c.group, c.config, c.task) == (group, config, task)), None)
+
+    def group_scores(self, group: str, config: str) -> GroupScores | None:
+        return next((s for s in self.scores if (s.group, s.config) == (group, config)), None)
+
+    def overall_for(self, config: str) -> OverallScores | None:
+        return next((o for o in self.overall if o.config == config), None)
+
+
+# ---- grouping and selection -------------------------------------------------------------------------
+
+
+def group_labels(records: Sequence[SessionRecord]) -> dict[Group, str]:
+    """A label per group; groups that would share one (a model served by two providers) are told apart."""
+    groups = sorted({r.group for r in records}, key=lambda g: (g.driver != "agent", g.label, g.provider or ""))
+    labels: dict[Group, str] = {}
+    for group in groups:
+        twins = [g for g in groups if g.label == group.label]
+        labels[group] = group.label if len(twins) == 1 else f"{group.label} via {group.provider or group.driver}"
+    return labels
+
+
+def config_order(configs: set[str]) -> list[str]:
+    return [c for c in CONFIGS if c in configs] + sorted(configs - set(CONFIGS))
+
+
+def filter_records(
+    records: Sequence[SessionRecord],
+    *,
+    tasks: Sequence[str] = (),
+    models: Sequence[str] = (),
+    configs: Sequence[str] = (),
+    device_model: str | None = None,
+) -> list[SessionRecord]:
+    """The records of those tasks, groups (a group's label or model name, any case) and configurations
+    (empty: all) and, with `device_model`, only sessions whose every evaluation ran on a device whose name
+    contains it (any case; sessions never evaluated, such as design proposals, stay). UsageError for a value
+    that matches no session."""
+    labels = group_labels(records)
+
+    def names(record: SessionRecord) -> set[str]:
+        return {labels[record.group].lower(), record.group.label.lower(), (record.group.model or "").lower()} - {""}
+
+    checks = (
+        ("task", tasks, lambda r: {r.task.lower()}, sorted({r.task for r in records})),
+        ("model", models, names, sorted(set(labels.values()))),
+        ("guidance configuration", configs, lambda r: {r.guidance.lower()}, config_order({r.guidance for r in records})),
+    )
+    kept = list(records)
+    for what, wanted, keys, known in checks:
+        if not wanted:
+            continue
+        lowered = {w.lower() for w in wanted}
+        for value in wanted:
+            if not any(value.lower() in keys(r) for r in records):
+                raise UsageError(f"no session of {what} {value!r} (known: {', '.join(known) or 'none'})")
+        kept = [r for r in kept if keys(r) & lowered]
+    if device_model:
+        needle = device_model.lower()
+        evaluated_on = {r.id: [(v.device_name or r.device).lower() for v in r.revisions if v.status is not None] for r in kept}
+        kept = [r for r in kept if all(needle in name for name in evaluated_on[r.id])]  # never evaluated: kept
+        if not any(evaluated_on[r.id] for r in kept):
+            raise UsageError(f"no session was evaluated on a device model matching {device_model!r}")
+    return kept
+
+
+# ---- scoring -------------------------------------------------------------------------------------------
+
+
+def _cell(label: str, config: str, task: str, sessions: list[SessionRecord], baseline: Baseline, roofline: Roofline) -> TaskCell:
+    if not sessions:
+        return TaskCell(group=label, config=config, task=task)
+    chosen = sessions[-1]
+    superseded = [s.id for s in sessions[:-1]]
+    submission = chosen.submission
+    evaluated = [r for r in chosen.revisions if r.status is not None]
+    if submission is not None and submission.status is not None:
+        status = submission.status
+    else:
+        status = (evaluated[-1].status or "not evaluated") if evaluated else "not evaluated"
+    correct = submission is not None and submission.passed
+    workloads: list[WorkloadScore] = []
+    levels: dict[Level, float | None] | None = None
+    if correct and submission is not None:
+        device = submission.device_name or chosen.device
+        for w in baseline.workload_speedups(task, submission):
+            floor = roofline.floor_ms(task, w.name, device) if w.latency_ms is not None else None
+            fraction = metrics.roofline_fraction(floor, w.latency_ms) if floor is not None and w.latency_ms else None
+            workloads.append(WorkloadScore(**w.model_dump(), roofline_ms=floor, roofline_fraction=fraction))
+        verdict = chosen.verdict("impl", submission.rev)
+        levels = dict(verdict.levels) if verdict is not None else None
+    else:
+        levels = zero_levels()
+    return TaskCell(
+        group=label,
+        config=config,
+        task=task,
+        session=chosen.id,
+        superseded=superseded,
+        rev=submission.rev if submission is not None else None,
+        status=status,
+        correct=correct,
+        speedup=baseline.task_speedup(task, submission) if correct else None,
+        device_name=(submission.device_name if submission is not None else "") or chosen.device,
+        workloads=workloads,
+        levels=levels,
+        js_impl=js(levels) if levels is not None else None,
+    )
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return metrics.mean(present) if present else None
+
+
+def session_events(record: SessionRecord, baseline: Baseline) -> list[tuple[int, float]]:
+    """A session's eligible submissions: (step, task speedup) of every passed, timed revision."""
+    events = []
+    for revision in record.revisions:
+        speedup = baseline.task_speedup(record.task, revision)
+        if speedup is not None:
+            events.append((revision.step, speedup))
+    return events
+
+
+def session_curve(record: SessionRecord, baseline: Baseline | None = None) -> Curve:
+    """S'perf over one session's steps (its one task): best eligible task speedup so far, 0.1 before."""
+    points = metrics.sperf_curve([session_events(record, baseline or reference_baseline())], record.steps)
+    return Curve(group=record.group.label, config=record.guidance, axis=record.axis, points=points)
+
+
+def _group_scores(
+    label: str, config: str, cells: list[TaskCell], counted: list[SessionRecord], baseline: Baseline
+) -> GroupScores:
+    outcomes = [c.outcome for c in cells]
+    judged_at_all = any(s.verdict("impl") is not None for s in counted)
+    if not judged_at_all:
+        cells = [c.model_copy(update={"levels": None, "js_impl": None}) for c in cells]
+    curve = None
+    if any(r.timed for s in counted for r in s.revisions):
+        by_task = {s.task: s for s in counted}
+        tasks = [session_events(by_task[c.task], baseline) if c.task in by_task else [] for c in cells]
+        horizon = max((s.steps for s in counted), default=0)
+        axis: Literal["turn", "revision"] = "turn" if any(s.axis == "turn" for s in counted) else "revision"
+        curve = Curve(group=label, config=config, axis=axis, points=metrics.sperf_curve(tasks, horizon))
+    js_values = [c.js_impl for c in cells if c.js_impl is not None]
+    return GroupScores(
+        group=label,
+        config=config,
+        sessions=len(counted),
+        tasks=len(cells),
+        passed=sum(1 for c in cells if c.correct),
+        correctness=metrics.correctness(outcomes),
+        sperf=metrics.performance_score(outcomes),
+        geomean_speedup=metrics.all_correct_speedup(outcomes),
+        fast_p={p_key(p): metrics.fast_p(outcomes, p) for p in metrics.FAST_P},
+        levels={level: _mean([c.levels[level] for c in cells if c.levels is not None]) for level in LEVELS},
+        js_impl=metrics.mean(js_values) if js_values else None,
+        judged=len(js_values),
+        untimed=sum(1 for c in cells if c.correct and c.speedup is None),
+        curve=curve,
+    )
+
+
+def _latest_by(records: Sequence[SessionRecord]) -> list[SessionRecord]:
+    return sorted(records, key=lambda r: (r.created, r.id))
+
+
+def score(
+    records: Sequence[SessionRecord],
+    baseline: Baseline | None = None,
+    catalog: Catalog | None = None,
+    *,
+    now: datetime | None = None,
+) -> Results:
+    """Score the sessions. UsageError when there are none, or the compared latencies come from several
+    device models. `catalog` gives the tasks' roofline formulas (None: no roofline fractions)."""
+    if not records:
+        raise UsageError("no sessions to score")
+    baseline = baseline or reference_baseline()
+    device_model = check_devices(records, baseline)
+    labels = group_labels(records)
+    code = _latest_by([r for r in records if r.mode == "code"])
+    design = _latest_by([r for r in records if r.mode == "design"])
+    tasks = sorted({r.task for r in code})
+    configs = config_order({r.guidance for r in code})
+    roofline = Roofline(catalog)
+    notes: list[str] = []
+
+    cells: list[TaskCell] = []
+    scores: list[GroupScores] = []
+    tokens: list[TokenRow] = []
+    group_order = list(labels.values())  # agents first, then by label; unique
+    for label in group_order:
+        for config in configs:
+            mine = [r for r in code if labels[r.group] == label and r.guidance == config]
+            if not mine:
+                continue
+            row = [_cell(label, config, task, [r for r in mine if r.task == task], baseline, roofline) for task in tasks]
+            counted = [r for r in mine if r.id in {c.session for c in row}]
+            cells += row
+            scores.append(_group_scores(label, config, row, counted, baseline))
+            tokens.append(
+                TokenRow(
+                    group=label,
+                    config=config,
+                    sessions=len(counted),
+                    steps=sum(s.steps for s in counted),
+                    tokens=sum((s.tokens for s in counted), Tokens()),
+                )
+            )
+
+    design_scores: list[DesignScores] = []
+    for label in group_order:
+        mine = [r for r in design if labels[r.group] == label]
+        if not mine:
+            continue
+        latest = {r.task: r for r in mine}  # sorted oldest first: the latest per task wins
+        per_task = []
+        for record in latest.values():
+            verdict = record.verdict("design")
+            per_task.append(dict(verdict.levels) if verdict is not None else None)
+        judged = [levels for levels in per_task if levels is not None and js(levels) is not None]
+        design_scores.append(
+            DesignScores(
+                group=label,
+                sessions=len(latest),
+                judged=len(judged),
+                levels={level: _mean([lv[level] for lv in per_task if lv is not None]) for level in LEVELS},
+                js_design=_mean([js(lv) for lv in judged]),
+            )
+        )
+        tokens.append(
+            TokenRow(
+                group=label,
+                config="design",
+                sessions=len(latest),
+                steps=sum(r.steps for r in latest.values()),
+                tokens=sum((r.tokens for r in latest.values()), Tokens()),
+            )
+        )
+
+    all_configs_correct = {
+        label
+        for label in group_order
+        if (own := [s for s in scores if s.group == label])
+        and len(own) == len(configs)
+        and all(s.geomean_speedup is not None for s in own)
+    }
+    overall: list[OverallScores] = []
+    for config in configs:
+        in_config = [s for s in scores if s.config == config]
+        pairs = [c for c in cells if c.config == config]
+        outcomes = [c.outcome for c in pairs]
+        fully = [c.outcome for c in pairs if c.group in all_configs_correct]
+        overall.append(
+            OverallScores(
+                config=config,
+                groups=len(in_config),
+                pairs=len(pairs),
+                passed=sum(1 for c in pairs if c.correct),
+                correctness=metrics.correctness(outcomes),
+                sperf=metrics.overall_performance_score([s.sperf for s in in_config]),
+                fully_correct=sorted(all_configs_correct),
+                geomean_speedup=metrics.all_correct_speedup(fully),
+                fast_p={p_key(p): metrics.fast_p(outcomes, p) for p in metrics.FAST_P},
+            )
+        )
+
+    untimed = sum(s.untimed for s in scores)
+    if untimed:
+        notes.append(
+            f"{untimed} correct submission(s) have no speedup (not timed, e.g. evaluated on the CPU, or no baseline): "
+            "S_perf and the geometric means need every correct task timed"
+        )
+    superseded = [sid for c in cells for sid in c.superseded]
+    if superseded:
+        notes.append(
+            f"{len(superseded)} earlier session(s) of the same model, configuration and task not counted: {', '.join(superseded)}"
+        )
+    for task, why in sorted(baseline.missing.items()):
+        notes.append(f"no baseline for {task}: {why}")
+    if baseline.mode == "sessions":
+        uncovered = [t for t in tasks if t not in baseline.entries and t not in baseline.missing]
+        if uncovered:
+            notes.append(f"no baseline session for {', '.join(uncovered)}: no speedups there")
+    for record in records:
+        notes += [f"{record.id}: {note}" for note in record.notes]
+    notes += roofline.notes
+
+    created = [r.created for r in records]
+    provenance = Provenance(
+        sessions=[r.id for r in records],
+        device_model=device_model,
+        first_created=min(created),
+        last_created=max(created),
+        baseline=baseline.description,
+        baseline_sessions=sorted({e.session for e in baseline.entries.values()}),
+        generated=(now or datetime.now(UTC)),
+    )
+    groups = [
+        GroupInfo(
+            label=labels[g],
+            driver=g.driver,
+            provider=g.provider,
+            model=g.model,
+            command=g.command,
+            from_session=g.from_session,
+            sessions=sum(1 for r in records if r.group == g),
+        )
+        for g in labels
+    ]
+    return Results(
+        provenance=provenance,
+        tasks=tasks,
+        configs=configs,
+        groups=groups,
+        cells=cells,
+        scores=scores,
+        design=design_scores,
+        tokens=tokens,
+        overall=overall,
+        notes=notes,
+    )
