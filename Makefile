@@ -8,6 +8,7 @@ PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
+PYTEST_WORKERS ?= auto  # pytest-xdist: one worker per core (tests wait on subprocesses and evaluations)
 
 .PHONY: start test install clean
 
@@ -28,7 +29,7 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff check workbench tests scripts
 	$(VENV)/bin/ruff format --check workbench tests scripts
 	$(VENV)/bin/mypy
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV)
