@@ -10,7 +10,7 @@ from workbench.catalog import Catalog
 from workbench.judge import agreement, effective_scores, judge_session, judgements, record_review, review_pairs, spearman
 from workbench.judge.evidence import criterion_evidence, definitions, evidence_names
 from workbench.judge.testing import ScriptedJudge
-from workbench.session.events import JudgeVerdict, Review
+from workbench.session.events import Review
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionStore
 
@@ -53,16 +53,14 @@ def test_effective_scores_take_the_latest_review_else_the_judges_valid_score(
 
 
 def test_the_scoring_package_reads_the_verdicts_and_reviews(store: SessionStore, session: SessionRef, catalog: Catalog) -> None:
-    scoring = pytest.importorskip("workbench.scoring.verdicts")
+    from workbench.scoring.collect import read_session
+
     judge_session(store, session, catalog, ScriptedJudge([reply(L3=paraphrased())] * 3))
     record_review(store, session, "L1", score=20, reason="more", author="ann")
     events = store.load(session).events
-    [verdict_event] = [e for e in events if isinstance(e, JudgeVerdict)]
-    [review_event] = [e for e in events if isinstance(e, Review)]
-    verdict = scoring.parse_verdict(verdict_event.verdict)
-    review = scoring.parse_review(review_event.review)
-    assert verdict.kind == "impl" and verdict.levels["L3"].usable_score is None and verdict.levels["L2"].score == 40
-    assert scoring.effective_levels(verdict, [review]) == effective_scores(events)[2]
+    [judged] = [v for v in read_session(session.dir).verdicts if v.rev == 2]
+    assert judged.kind == "impl" and judged.reviewed == ["L1"]
+    assert judged.levels == effective_scores(events)[2] and judged.levels["L3"] is None and judged.levels["L1"] == 20
 
 
 def test_each_criterion_points_at_the_expert_functions_it_names() -> None:

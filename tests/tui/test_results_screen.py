@@ -129,3 +129,18 @@ async def test_no_sessions(tmp_path: Path, make_app) -> None:  # type: ignore[no
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_results(app, pilot)
         assert "No sessions to score yet" in text_of(screen, "#results-caption")
+
+
+@pytest.mark.asyncio
+async def test_m_opens_the_results_from_anywhere_in_the_app(scored_root: WorkbenchContext) -> None:
+    from workbench.tui.app import WorkbenchApp
+
+    app = WorkbenchApp(scored_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, ResultsScreen)
+        await pilot.press("t")
+        await settle(pilot)
+        assert not isinstance(app.screen, ResultsScreen)

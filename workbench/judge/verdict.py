@@ -12,8 +12,7 @@ A `judge_verdict` event's `verdict` is `VerdictRecord.model_dump(mode="json")`: 
 the level is invalid, with `valid: false`, `invalid: true` and its `errors`), the rationale, the criteria
 realised, partial and missing, the citations with their verification, then the judged revision, the model,
 the provider, the prompt's hash, the temperature, every model call's usage and cost, and the re-asks.
-The shape is a superset of what `workbench.scoring.verdicts` reads (`kind`, `judge`, `levels.*.score`,
-`levels.*.valid`), so scoring and the judge agree on it.
+This is the one definition of the shape: scoring reads verdicts and reviews through `workbench.judge.scores`.
 
 A `review` event's `review` is `ReviewRecord.model_dump(mode="json")`: one level's new score, the judge's
 score it confirms or changes (`original_score`), the action, the author, the reason and the time.

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.errors import UsageError, WorkbenchError
+from workbench.judge.scores import judgements
 from workbench.scoring.records import Group, JudgeRecord, RevisionRecord, SessionRecord, Tokens, WorkloadRecord
-from workbench.scoring.verdicts import BadVerdict, ReviewEdit, Verdict, VerdictKind, effective_levels, parse_review, parse_verdict
 from workbench.session.config import CONFIG_NAME, load_config
 from workbench.session.eventlog import LOG_NAME, read_log
-from workbench.session.events import Event, JudgeVerdict, ModelCall, Review, Revision
+from workbench.session.events import Event, ModelCall, Revision
 from workbench.session.state import SessionState, select_submission
 from workbench.session.store import SessionNotFound, SessionStore
 
@@ -100,42 +100,21 @@ def _tokens(events: Iterable[Event]) -> Tokens:
     return total
 
 
-def _judgements(events: Sequence[Event], default_kind: VerdictKind, notes: list[str]) -> list[JudgeRecord]:
-    """The latest verdict per (kind, revision) with the reviews of that revision applied; reviews of a
-    revision no judge scored make a record of their own (levels without a review stay None)."""
-    verdicts: dict[tuple[VerdictKind, int], Verdict] = {}
-    reviews: dict[int, list[ReviewEdit]] = {}
-    for event in events:
-        try:
-            if isinstance(event, JudgeVerdict):
-                verdict = parse_verdict(event.verdict)
-                verdicts[(verdict.kind, event.rev)] = verdict
-            elif isinstance(event, Review):
-                reviews.setdefault(event.rev, []).append(parse_review(event.review))
-        except BadVerdict as exc:
-            notes.append(f"event {event.seq}: {exc} (ignored)")
-    records: list[JudgeRecord] = []
-    for (kind, rev), verdict in sorted(verdicts.items(), key=lambda item: (item[0][1], item[0][0])):
-        edits = [r for r in reviews.get(rev, []) if r.kind in (None, kind)]
-        records.append(
-            JudgeRecord(
-                kind=kind,
-                rev=rev,
-                levels=effective_levels(verdict, edits),
-                reviewed=sorted({r.level for r in edits}),
-                judge=verdict.judge,
-            )
+def _judgements(events: Sequence[Event], notes: list[str]) -> list[JudgeRecord]:
+    """Per (kind, revision) judged or reviewed: the effective scores (workbench.judge.scores: the latest
+    review of a level, else the judge's valid score), which levels a reviewer set, and the judging model."""
+    found = judgements(events)
+    notes += [f"{problem} (ignored)" for problem in found.skipped]
+    return [
+        JudgeRecord(
+            kind=kind,
+            rev=rev,
+            levels=judgement.levels(),
+            reviewed=sorted({review.level for _, review in judgement.reviews}),
+            judge=judgement.verdict.judge if judgement.verdict is not None else "",
         )
-    judged = {rev for _, rev in verdicts}
-    for rev, edits in sorted(reviews.items()):
-        if rev in judged:
-            continue
-        for kind in sorted({r.kind or default_kind for r in edits}):
-            mine = [r for r in edits if (r.kind or default_kind) == kind]
-            records.append(
-                JudgeRecord(kind=kind, rev=rev, levels=effective_levels(None, mine), reviewed=sorted({r.level for r in mine}))
-            )
-    return records
+        for (kind, rev), judgement in sorted(found.items(), key=lambda item: (item[0][1], item[0][0]))
+    ]
 
 
 def read_session(path: Path) -> SessionRecord:
@@ -194,7 +173,7 @@ def read_session(path: Path) -> SessionRecord:
         revisions=revisions,
         submission_rev=submission_rev,
         tokens=_tokens(events),
-        verdicts=_judgements(events, "design" if mode == "design" else "impl", notes),
+        verdicts=_judgements(events, notes),
         notes=notes,
     )
 

@@ -19,6 +19,8 @@ from typing import Any
 
 from workbench.catalog.guidance import GuidanceConfig
 from workbench.harness.report import EvalReport, Status, WorkloadResult
+from workbench.judge.verdict import LEVELS, Level, LevelVerdict, ReviewRecord, VerdictKind, VerdictRecord
+from workbench.scoring.verdicts import js
 from workbench.session.config import load_config, write_config
 from workbench.session.events import (
     DriverFinished,
@@ -73,28 +75,48 @@ def untimed(task: str, workloads: Sequence[str], *, status: Status = "passed") -
     )
 
 
-def verdict(l1: float | None, l2: float | None, l3: float | None, *, kind: str = "impl") -> dict[str, Any]:
-    """A judge verdict dict of the documented shape (workbench.scoring.verdicts); None: an invalid level."""
-    return {
-        "kind": kind,
-        "judge": "synthetic-judge",
-        "levels": {
-            level: {"score": score, "valid": score is not None, "rationale": "synthetic"}
-            for level, score in (("L1", l1), ("L2", l2), ("L3", l3))
-        },
-    }
+SYNTHETIC_TIME = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 
 
-def review(level: str, score: float, *, author: str = "reviewer", original: float | None = None) -> dict[str, Any]:
-    """A review dict of the documented shape."""
-    return {
-        "level": level,
-        "score": score,
-        "original_score": original,
-        "author": author,
-        "reason": "synthetic review",
-        "time": "2026-12-01T10:00:00+00:00",
+def verdict(l1: float | None, l2: float | None, l3: float | None, *, kind: VerdictKind = "impl") -> dict[str, Any]:
+    """A judge verdict dict of the judge's shape (workbench.judge.verdict); None: an invalid level."""
+    scores = dict(zip(LEVELS, (l1, l2, l3), strict=True))
+    levels = {
+        level: LevelVerdict(
+            score=score, valid=score is not None, invalid=score is None, errors=[] if score is not None else ["synthetic"]
+        )
+        for level, score in scores.items()
     }
+    record = VerdictRecord(
+        kind=kind,
+        judge="synthetic-judge",
+        provider="",
+        rev=0,
+        sha="",
+        file="solution.py" if kind == "impl" else "model_design.json",
+        levels=levels,
+        complete=all(score is not None for score in scores.values()),
+        js=js(scores),
+        time=SYNTHETIC_TIME,
+    )
+    return record.model_dump(mode="json")
+
+
+def review(
+    level: Level, score: float, *, author: str = "reviewer", original: float | None = None, kind: VerdictKind = "impl"
+) -> dict[str, Any]:
+    """A review dict of the judge's shape (workbench.judge.verdict.ReviewRecord)."""
+    record = ReviewRecord(
+        level=level,
+        score=score,
+        kind=kind,
+        action="change",
+        original_score=original,
+        author=author,
+        reason="synthetic review",
+        time=SYNTHETIC_TIME,
+    )
+    return record.model_dump(mode="json")
 
 
 def scored_session(

@@ -29,6 +29,10 @@ An agent session opens on its Agent tab (a): each turn's text, tool calls with t
 results, retries (up/down select one, enter expands it in full), under a line of turns used of the budget,
 tokens by bucket and cost so far, all as of the position. Its API key is read from the environment
 (OPENAI_API_KEY or ANTHROPIC_API_KEY), never asked for or shown.
+r opens the review of the selected revision: the candidate beside the expert solution, the judge's scores,
+rationales and citations per level (selecting a citation shows its lines and the expert's evidence), keys
+to run the judge, confirm a score or change it with a reason.
+Results (m): the report's tables over the sessions root, filterable by task, model and configuration.
 Sessions launched here keep running when the app closes (a human session ends after its idle time);
 reopen the app to watch them again.
 """
