@@ -102,3 +102,14 @@ def test_a_session_config_missing_its_drivers_fields_is_refused_by_the_model(
     )
     with pytest.raises(ConfigError, match=message):
         load_config(tmp_path)
+
+
+def test_the_cli_and_the_workbench_start_without_importing_torch_or_a_model_sdk() -> None:
+    # `d2k-workbench --help` and the workbench's first paint must not wait for torch (over a second) or the SDKs
+    import subprocess
+    import sys
+
+    heavy = "('torch', 'openai', 'anthropic', 'matplotlib')"
+    code = f"import sys, workbench.cli, workbench.tui.app; print(sorted(m for m in {heavy} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"

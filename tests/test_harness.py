@@ -14,8 +14,7 @@ from typer.testing import CliRunner
 
 from workbench.catalog import Catalog
 from workbench.cli import app
-from workbench.harness import evaluate
-from workbench.harness.evaluate import worker_env
+from workbench.harness.evaluate import evaluate, worker_env
 from workbench.harness.policy_static import check_source
 
 REPO = Path(__file__).resolve().parent.parent

@@ -16,7 +16,8 @@ import pytest
 
 from workbench.catalog import Catalog
 from workbench.device import resolve_device
-from workbench.harness import EvalReport, evaluate, sandbox
+from workbench.harness import EvalReport, sandbox
+from workbench.harness.evaluate import evaluate
 
 pytestmark = pytest.mark.slow  # every case is a whole evaluation (4-17 s each on a 2-core CPU)
 

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from workbench.budget import DEFAULT_MAX_TURNS
 from workbench.catalog import parse_config
 from workbench.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, write_stdout
 from workbench.cli.session_cmds import DeviceOpt, SessionsDir, WorkloadOpt, resolve_device_option, run_session, session_errors
-from workbench.session.config import DEFAULT_MAX_TURNS
 
 if TYPE_CHECKING:
     from workbench.session.events import Event

@@ -5,19 +5,28 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
-from workbench.harness import EvalReport, evaluate
-from workbench.harness.report import FAULT_STATUSES
+
+if TYPE_CHECKING:
+    from workbench.harness.report import EvalReport
 
 
 def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
+
+
+def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
+    """The harness's `evaluate`, imported when called: it imports torch, which `d2k-workbench --help` and the
+    workbench's start do without."""
+    from workbench.harness.evaluate import evaluate as run
+
+    return run(*args, **kwargs)
 
 
 def report_table(report: EvalReport) -> Table:
@@ -101,6 +110,8 @@ def eval_cmd(
         report = evaluate(task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing)
     if report_path is not None:
         report_path.write_text(report.model_dump_json(indent=2))
+    from workbench.harness.report import FAULT_STATUSES
+
     if report.status in FAULT_STATUSES:  # the task's or the workbench's fault, never the solution's: exit 2
         if as_json:
             sys.stdout.write(json.dumps(report.summary_json()) + "\n")

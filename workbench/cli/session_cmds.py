@@ -153,7 +153,7 @@ def new_cmd(
     --device cuda on a machine without a CUDA device (use --device cpu there), and for an agent model
     missing from the price table without --allow-unpriced.
     """
-    from workbench.session.config import DEFAULT_MAX_TURNS
+    from workbench.budget import DEFAULT_MAX_TURNS
     from workbench.session.create import create_session
     from workbench.session.store import SessionStore
 

@@ -33,9 +33,10 @@ from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResul
 from workbench.harness.reference_cache import ReferenceCache
 from workbench.harness.remote import die_with_parent
 from workbench.harness.report import EvalReport, WorkloadResult
+from workbench.secret_names import SECRET_NAME
 
 # Names of environment variables that hold secrets (also what sessions redact: workbench/session/secrets.py).
-SECRET_ENV = re.compile(r"(_KEY|_TOKEN|SECRET|PASSWORD|CREDENTIAL)|^(OPENAI|ANTHROPIC|AWS|AZURE|GOOGLE|HF)_", re.I)
+SECRET_ENV = SECRET_NAME  # variables never passed to the solution's process (workbench/secret_names.py)
 DEFAULT_TIMEOUT_S = {"cpu": 900.0, "cuda": 1800.0}
 CPU_ADDRESS_LIMIT = 16 * 2**30  # bytes of address space for a CPU checker and its solution process
 GRACE_S = 30.0  # beyond the evaluation's timeout, for the checker to report a timeout itself

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from workbench.budget import DEFAULT_MAX_TURNS
 from workbench.catalog.guidance import GuidanceConfig
 from workbench.device import DEVICE_PATTERN, bad_device_message
 from workbench.errors import SessionError
@@ -25,7 +26,6 @@ DRIVERS: tuple[DriverName, ...] = ("human", "command", "replay", "agent")
 ProviderName = Literal["openai", "openai-responses", "anthropic"]
 PROVIDERS: tuple[ProviderName, ...] = ("openai", "openai-responses", "anthropic")
 AgentMode = Literal["code", "design"]
-DEFAULT_MAX_TURNS = 350  # the paper's budget
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from workbench.budget import DEFAULT_MAX_TURNS
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
 from workbench.errors import UsageError
 from workbench.session.config import (
-    DEFAULT_MAX_TURNS,
     DRIVERS,
     PROVIDERS,
     AgentMode,

@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from workbench.harness.evaluate import SECRET_ENV as SECRET_NAME
+from workbench.secret_names import SECRET_NAME
 
 MIN_LENGTH = 8
 

@@ -23,10 +23,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
+from workbench.budget import DEFAULT_MAX_TURNS
 from workbench.catalog import CONFIGS, GuidanceConfig
 from workbench.catalog.errors import CatalogError
 from workbench.errors import UsageError, WorkbenchError
-from workbench.session.config import DEFAULT_MAX_TURNS, PROVIDERS, AgentMode
+from workbench.session.config import PROVIDERS, AgentMode
 from workbench.session.create import create_session
 from workbench.session.layout import SessionRef
 from workbench.tui.context import WorkbenchContext, gpu_devices
