@@ -204,3 +204,19 @@ def test_cheat_rejected_on_gpu(cheat: str, tmp_path: Path) -> None:
     if cheat == "segfault":
         status = "runtime_error"  # an illegal address is a CUDA error on the GPU, not a signal
     assert_rejected(run_case(cheat, tmp_path, REPO / "tasks", "cuda", ["b32_m2048_n5464"]), status, rule)
+
+
+# rmsnorm_bwd: wrong-math cheats, each appended to the honest naive solution (its run renamed honest_run).
+RMSNORM_NAIVE = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
+RMSNORM_CASES = {"first_rows": "output dW", "no_mean_term": "output dX"}
+
+
+@pytest.mark.parametrize("cheat", sorted(RMSNORM_CASES))
+def test_rmsnorm_bwd_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
+    core = RMSNORM_NAIVE.read_text().replace("\ndef run(", "\ndef honest_run(")
+    path = tmp_path / f"{cheat}.py"
+    path.write_text(core + "\n\n" + (HERE / "rmsnorm_bwd_cheats" / f"{cheat}.py").read_text())
+    task = Catalog(REPO / "tasks", REPO / "guidance").task("rmsnorm_bwd")
+    report = evaluate(task, path, "cpu", ["smoke_m64_n256"])
+    assert_rejected(report, "incorrect_numerical", None)
+    assert RMSNORM_CASES[cheat] in report.message

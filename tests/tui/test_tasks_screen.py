@@ -31,13 +31,15 @@ async def test_tasks_are_listed_with_details(make_app, example) -> None:  # type
         screen = app.screen
         assert isinstance(screen, TasksScreen)
         table = screen.query_one("#task-table", DataTable)
-        assert table.row_count == 1
+        assert table.row_count == 2
         assert [c.plain if hasattr(c, "plain") else c for c in table.get_row_at(0)] == [
             "muon_orthogonalize",
             "optimizer",
             "3 gpu / 2 cpu",
             expected,
         ]
+        row = [c.plain if hasattr(c, "plain") else c for c in table.get_row_at(1)]
+        assert row[:3] == ["rmsnorm_bwd", "normalization", "3 gpu / 3 cpu"]
         header = screen.query_one("#task-header", Static).content
         assert "Muon orthogonalisation" in str(header)
         await pilot.press("down", "up")
