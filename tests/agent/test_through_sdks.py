@@ -105,7 +105,7 @@ def test_a_scripted_model_through_the_sdk_gets_a_passing_session(provider: str, 
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path
     history = subprocess.run(["git", "log", "-p", "--all"], cwd=session_dir / "workspace", capture_output=True, text=True)
-    assert history.returncode == 0 and "write_file" not in history.stdout and KEY not in history.stdout
+    assert history.returncode == 0 and "def run" in history.stdout and KEY not in history.stdout
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
