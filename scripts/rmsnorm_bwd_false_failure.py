@@ -6,7 +6,8 @@ the harness makes), scores with the harness's own compare() and the task's toler
 * honest: the fp32 reference, the expert (tasks/rmsnorm_bwd/expert.py) and the naive two-kernel
   solution (tests/solutions/rmsnorm_bwd_naive.py), both run under the Triton interpreter on the CPU;
 * wrong (emulated in float64 torch, exactly the red-team cheats' math): dX without the row term, and
-  dW from the first quarter of the rows scaled by 4.
+  dW from the first quarter of the rows scaled by 4; and an honest design whose dW is reduced or stored
+  in bfloat16 (the rule on dW is per output and far tighter than dX's).
 
 Prints, per workload and design, the worst err / bound over the calls (honest must stay below 1, wrong
 above it) and the number of failing calls.
@@ -50,6 +51,11 @@ def first_rows(dY: torch.Tensor, X: torch.Tensor, W: torch.Tensor, rstd: torch.T
     return exact(dY, X, W, rstd)[0].to(torch.bfloat16), dW.float()
 
 
+def bf16_dw(dY: torch.Tensor, X: torch.Tensor, W: torch.Tensor, rstd: torch.Tensor, exact: Any) -> Outputs:
+    dX, dW = exact(dY, X, W, rstd)
+    return dX.to(torch.bfloat16), dW.to(torch.bfloat16).float()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=100, help="fresh calls per smoke workload")
@@ -65,6 +71,7 @@ def main() -> None:
         "naive": naive.run,
         "cheat_no_mean_term": no_mean_term,
         "cheat_first_rows": lambda **a: first_rows(**a, exact=ref.exact),
+        "wrong_dw_in_bf16": lambda **a: bf16_dw(**a, exact=ref.exact),
     }
     scale = task.spec.checks.input_scale
     for workload in task.spec.smoke_workloads:
@@ -81,9 +88,10 @@ def main() -> None:
                 for name, fn in designs.items():
                     outs = fn(**{k: v.clone() for k, v in call.items()})
                     ratios = []
-                    for out, exp in zip(outs, oracle, strict=True):
-                        res = compare(out, exp, tol)
-                        ratios.append(res.rel_err / (res.bound or tol.matrix_rel_fro or 1.0))
+                    for spec, out, exp in zip(task.spec.signature.outputs, outs, oracle, strict=True):
+                        rule = tol.rule_for(spec.name)
+                        res = compare(out, exp, rule)
+                        ratios.append(res.rel_err / (res.bound or rule.matrix_rel_fro or 1.0))
                     entry = worst[name]
                     entry[0] = max(entry[0], *ratios)
                     entry[1] = min(entry[1], max(ratios))

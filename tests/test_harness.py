@@ -125,6 +125,10 @@ def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
         "latency_ms",
         "reference_ms",
         "speedup",
+        "floor_ms",
+        "floor_fraction",
+        "reference_floor_ms",
+        "reference_floor_fraction",
     }
 
 

@@ -17,6 +17,16 @@ from workbench.tui.context import WorkbenchContext
 EXAMPLE_ID = "20261130-053407-muon_orthogonalize-eab7"
 EXAMPLE = paths.REPO_ROOT / "sessions" / "examples" / EXAMPLE_ID
 SIZE = (120, 40)
+TASKS = ("muon_orthogonalize", "rmsnorm_bwd")  # the tasks these tests see, whatever else tasks/ holds
+
+
+def copy_tasks(dest: Path) -> tuple[Path, Path]:
+    """Copies of TASKS' task and guidance folders under dest (tasks added to the catalogue later do not
+    change these tests' tables, snapshots and default selections)."""
+    for task_id in TASKS:
+        for kind in ("tasks", "guidance"):
+            shutil.copytree(paths.REPO_ROOT / kind / task_id, dest / kind / task_id, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest / "tasks", dest / "guidance"
 
 
 @pytest.fixture
@@ -31,7 +41,8 @@ def examples_dir(tmp_path: Path) -> Path:
 def context(tmp_path: Path, examples_dir: Path) -> WorkbenchContext:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
-    return WorkbenchContext.from_roots(paths.REPO_ROOT / "tasks", paths.REPO_ROOT / "guidance", sessions, examples_dir)
+    tasks, guidance = copy_tasks(tmp_path / "catalogue")
+    return WorkbenchContext.from_roots(tasks, guidance, sessions, examples_dir)
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ TensorDtype = Literal[
     "bool",
 ]
 ScalarDtype = Literal["int", "float", "bool"]
+FlopDtype = Literal["float16", "bfloat16", "float32", "tf32", "float8", "float64"]
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
@@ -131,18 +132,16 @@ class Signature(_Strict):
         return found
 
 
-class ToleranceRule(_Strict):
-    """How outputs are compared with the oracle.
+class CompareRule(_Strict):
+    """How one compared value is held to the oracle's.
 
     Elementwise: |out - oracle| <= atol + rtol * |oracle|. Per matrix (the last two dims): the relative
     Frobenius error err_i = ||out_i - oracle_i||_F / ||oracle_i||_F must satisfy
     err_i <= max(matrix_rel_fro, reference_error_factor * e_ref_i), where e_ref_i is the task reference's
     own error on the same input (aggregate = "max": every matrix), or the same with the means over the
-    call's matrices (aggregate = "mean"). The oracle is `reference(...)` or, with oracle = "exact", the
-    high-precision `exact(...)` from reference.py.
+    call's matrices (aggregate = "mean").
     """
 
-    oracle: Literal["reference", "exact"] = "reference"
     atol: float | None = Field(default=None, ge=0)
     rtol: float | None = Field(default=None, ge=0)
     matrix_rel_fro: float | None = Field(default=None, gt=0)
@@ -151,12 +150,33 @@ class ToleranceRule(_Strict):
     evidence: str = ""
 
     @model_validator(mode="after")
-    def _some_rule(self) -> ToleranceRule:
+    def _some_rule(self) -> CompareRule:
         if self.atol is None and self.rtol is None and self.matrix_rel_fro is None:
             raise ValueError("set atol/rtol (elementwise) and/or matrix_rel_fro (per matrix)")
         if self.reference_error_factor is not None and self.matrix_rel_fro is None:
             raise ValueError("reference_error_factor needs matrix_rel_fro")
         return self
+
+
+class ToleranceRule(CompareRule):
+    """How outputs are compared with the oracle: one default rule, and a rule per compared value.
+
+    The oracle is `reference(...)` or, with oracle = "exact", the high-precision `exact(...)` from
+    reference.py. `outputs` holds rules for single outputs or state inputs by name (the default rule
+    covers the rest): a float32 reduction can be held far tighter than a bfloat16 matrix beside it.
+    `views` names a function of reference.py, `views(outputs, inputs) -> dict[str, Tensor]`, that turns
+    the raw outputs into the values compared (a quantised tensor and its scales into the dequantised
+    values, say); the checker applies it to the solution's outputs and to the oracle's alike, and a
+    ValueError it raises (a negative scale, say) fails the call. Rules in `outputs` then name views.
+    """
+
+    oracle: Literal["reference", "exact"] = "reference"
+    views: Identifier | None = None
+    outputs: dict[str, CompareRule] = {}
+
+    def rule_for(self, name: str) -> CompareRule:
+        """The rule for the compared value (output, state input or view) called `name`."""
+        return self.outputs.get(name, self)
 
 
 class Tolerance(ToleranceRule):
@@ -199,14 +219,22 @@ class Timing(_Strict):
 
 
 class Roofline(_Strict):
-    """FLOPs and the fewest bytes of device memory traffic, as formulas over the axes."""
+    """Two floors, as formulas over the axes.
+
+    The reference's dataflow: `flops` (what the reference computes) and `reference_bytes` (what its
+    eager kernels read and write, intermediates included). The expert's (any honest design's):
+    `min_flops` (default `flops`) and `bytes`, the fewest bytes of device memory traffic. The harness
+    rejects a latency below the expert's floor; reports give the fraction of each floor reached.
+    """
 
     flops: str
     min_flops: str | None = None
     bytes: str
-    flop_dtype: Literal["float16", "bfloat16", "float32", "tf32", "float8", "float64"] = "float16"
+    reference_bytes: str | None = None
+    flop_dtype: FlopDtype = "float16"
+    reference_flop_dtype: FlopDtype | None = None  # the reference's arithmetic where it differs (bf16 vs FP8)
 
-    @field_validator("flops", "min_flops", "bytes")
+    @field_validator("flops", "min_flops", "bytes", "reference_bytes")
     @classmethod
     def _formula(cls, value: str | None) -> str | None:
         if value is None:
@@ -237,11 +265,22 @@ class TaskSpec(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
         axes = self.signature.axes()
-        formulas = [self.roofline.flops, self.roofline.min_flops or "0", self.roofline.bytes]
+        roofline = self.roofline
+        formulas = [roofline.flops, roofline.min_flops or "0", roofline.bytes, roofline.reference_bytes or "0"]
         for text in [*formulas, *self.signature.constraints]:
             unknown = expressions.names(text, allow_compare=True) - axes
             if unknown:
                 raise ValueError(f"{text!r} names axes {sorted(unknown)} that no shape uses")
+        compared = {o.name for o in self.signature.outputs}
+        compared |= {a.name for a in self.signature.inputs if isinstance(a, TensorArg) and a.state}
+        for where, rule in (("tolerance", self.tolerance), ("tolerance.smoke", self.tolerance.smoke)):
+            if rule is not None and rule.views is None:
+                unknown_rules = sorted(set(rule.outputs) - compared)
+                if unknown_rules:
+                    raise ValueError(
+                        f"{where}.outputs names {unknown_rules}, which are neither outputs nor state inputs "
+                        f"(compared values: {sorted(compared)})"
+                    )
         names: set[str] = set()
         for group, workloads in (("workloads", self.workloads), ("smoke_workloads", self.smoke_workloads)):
             for workload in workloads:
@@ -303,6 +342,11 @@ class Task(BaseModel):
 
     def bytes_moved(self, workload: Workload) -> float:
         return float(expressions.evaluate(self.spec.roofline.bytes, workload.axes))
+
+    def reference_bytes(self, workload: Workload) -> float | None:
+        """The bytes the reference's eager dataflow moves, where the task states them."""
+        formula = self.spec.roofline.reference_bytes
+        return None if formula is None else float(expressions.evaluate(formula, workload.axes))
 
     def shape(self, dims: list[str | int], workload: Workload) -> tuple[int, ...]:
         return tuple(int(d) if isinstance(d, int) else int(expressions.evaluate(d, workload.axes)) for d in dims)

@@ -33,7 +33,8 @@ def report_table(report: EvalReport) -> Table:
     from workbench.session.format import format_speedup, status_style  # the session package only when printing
 
     table = Table(title=f"{report.task} on {report.device_name or report.device}: {report.status}", title_justify="left")
-    for column in ("workload", "status", "rel err", "bound", "latency ms", "reference ms", "speedup", "error"):
+    columns = ("workload", "status", "rel err", "bound", "latency ms", "of floor", "reference ms", "of floor", "speedup", "error")
+    for column in columns:
         table.add_column(column, overflow="fold")
     for w in report.workloads:
         table.add_row(
@@ -42,7 +43,9 @@ def report_table(report: EvalReport) -> Table:
             _fmt(w.rel_err, ".2e"),
             _fmt(w.error_bound, ".2e"),  # the tolerance applied at the worst call (it depends on the shape)
             _fmt(w.latency_ms, ".4f"),
+            _fmt(w.floor_fraction, ".0%"),  # the expert's floor over this latency
             _fmt(w.reference_ms, ".4f"),
+            _fmt(w.reference_floor_fraction, ".0%"),  # the reference's dataflow floor over its latency
             format_speedup(w.speedup),
             escape(w.message),
         )

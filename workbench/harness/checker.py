@@ -300,7 +300,7 @@ def time_workload(
 ) -> None:
     """Time the solution (in its process, cross-checked here) and the reference (here); check samples."""
     from workbench.harness.correctness import TrialFailure, task_code_failed
-    from workbench.harness.devices import floor_ms, peaks_for
+    from workbench.harness.devices import expert_floor_ms, peaks_for, reference_floor_ms
     from workbench.harness.remote import SolutionFailure
     from workbench.harness.timing import capture_graphs
 
@@ -373,8 +373,9 @@ def time_workload(
         raise TrialFailure("policy_violation", detail, [Violation(rule="timing_mismatch", detail=detail)])
     peaks = peaks_for(torch.cuda.get_device_name(device))
     if peaks is not None:
-        floor = floor_ms(peaks, task.min_flops(workload), task.bytes_moved(workload), task.spec.roofline.flop_dtype)
+        floor = expert_floor_ms(peaks, task, workload)
         result.floor_ms = floor
+        result.reference_floor_ms = reference_floor_ms(peaks, task, workload)
         if latency.median_ms < floor:
             detail = f"median latency {latency.median_ms:.4f} ms is below the roofline floor {floor:.4f} ms"
             raise TrialFailure("policy_violation", detail, [Violation(rule="below_roofline_floor", detail=detail)])

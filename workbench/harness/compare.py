@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from workbench.catalog.task import ToleranceRule
+from workbench.catalog.task import CompareRule
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def relative_errors(out: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
     return torch.where(scale > 0, diff / scale.clamp_min(1e-300), diff)
 
 
-def compare(out: torch.Tensor, oracle: torch.Tensor, tol: ToleranceRule, reference: torch.Tensor | None = None) -> Comparison:
+def compare(out: torch.Tensor, oracle: torch.Tensor, tol: CompareRule, reference: torch.Tensor | None = None) -> Comparison:
     o = out.double()
     e = oracle.double()
     bad = ~torch.isfinite(o) & torch.isfinite(e)

@@ -100,10 +100,14 @@ class WorkloadChecker:
         return inputs
 
     def scaled(self, trial: int, scale: float) -> dict[str, Any]:
+        """Fresh inputs with every floating input of 16 bits or more multiplied by `scale`.
+
+        8-bit floats (FP8 data whose range the task's quantisation fills) and integer inputs (indices,
+        packed weights, positions) keep their values; their float scales, where a task has them, grow."""
         inputs = self.fresh_inputs(trial)
         for arg in self.spec.signature.inputs:
             value = inputs[arg.name]
-            if isinstance(arg, TensorArg) and value.is_floating_point():
+            if isinstance(arg, TensorArg) and value.is_floating_point() and value.element_size() >= 2:
                 value.mul_(scale)
         return inputs
 
@@ -233,28 +237,72 @@ class WorkloadChecker:
         after: dict[str, torch.Tensor],
     ) -> None:
         tol = self.task.tolerance_for(self.workload)
+        names = [s.name for s in self.spec.signature.outputs]
+        needs_reference = any(rule.reference_error_factor is not None for rule in [tol, *tol.outputs.values()])
         with torch.no_grad():
             oracle, oracle_state = self._oracle_outputs(inputs, tol.oracle)
-            reference = None
-            if tol.reference_error_factor is not None:
-                reference, _ = self._oracle_outputs(inputs, "reference")
-        for index, (spec, out) in enumerate(zip(self.spec.signature.outputs, outputs, strict=True)):
-            result = compare(out, oracle[index], tol, reference[index] if reference is not None else None)
+            reference = self._oracle_outputs(inputs, "reference")[0] if needs_reference else None
+            got = self._compared_values(tol.views, dict(zip(names, outputs, strict=True)), inputs, solution=True)
+            want = self._compared_values(tol.views, dict(zip(names, oracle, strict=True)), inputs, solution=False)
+            ref = (
+                self._compared_values(tol.views, dict(zip(names, reference, strict=True)), inputs, solution=False)
+                if reference is not None
+                else None
+            )
+        if set(got) != set(want):
+            raise TaskFault(
+                f"the task's {tol.views}(...) gave the values {sorted(want)} for the oracle, {sorted(got)} for the solution"
+            )
+        unknown = set(tol.outputs) - set(want) - self.state_names
+        if unknown:
+            raise TaskFault(f"the tolerance has rules for {sorted(unknown)}, which are neither compared values nor state inputs")
+        for name, value in got.items():
+            rule = tol.rule_for(name)
+            result = compare(value, want[name], rule, ref[name] if ref is not None else None)
             self._record(result.max_abs_err, result.rel_err, result.bound)
             if not result.ok:
-                raise TrialFailure("incorrect_numerical", f"output {spec.name} (trial {trial}): {result.message}")
-        for name in self.state_names:
-            result = compare(after[name], oracle_state[name], tol)
+                raise TrialFailure("incorrect_numerical", f"output {name} (trial {trial}): {result.message}")
+        for name in sorted(self.state_names):
+            result = compare(after[name], oracle_state[name], tol.rule_for(name))
             if not result.ok:
                 raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
         self.stats.trials += 1
-        del oracle, oracle_state, reference
+        del oracle, oracle_state, reference, got, want, ref
         if self.device.type == "cuda":
             torch.cuda.empty_cache()  # the solution process shares the device: leave it the memory
 
+    def _compared_values(
+        self, views: str | None, outputs: dict[str, torch.Tensor], inputs: dict[str, Any], *, solution: bool
+    ) -> dict[str, torch.Tensor]:
+        """The values compared: the outputs themselves, or the task's views of them (dequantised, say).
+
+        A ValueError from the views of the solution's outputs fails the call (an invalid scale, say); any
+        other failure of the task's code is the task's fault."""
+        if views is None:
+            return outputs
+        fn = getattr(self.reference_module, views, None)
+        if not callable(fn):
+            raise TaskFault(f"the task's reference.py has no function {views!r} (tolerance.views)")
+        try:
+            values = fn(dict(outputs), inputs)
+        except ValueError as exc:
+            if solution:
+                raise TrialFailure("incorrect_numerical", f"the outputs are invalid: {exc}") from None
+            raise task_code_failed(f"the task's {views}(...) on the oracle's outputs", exc) from exc
+        except Exception as exc:
+            raise task_code_failed(f"the task's {views}(...)", exc) from exc
+        if not isinstance(values, dict) or not all(isinstance(v, torch.Tensor) for v in values.values()):
+            raise TaskFault(f"the task's {views}(...) must return a dict of tensors")
+        return values
+
     def _record(self, max_abs: float, rel: float, bound: float | None) -> None:
+        """Keep the call's worst compared value: the largest error relative to its bound (or the largest error)."""
         self.stats.max_abs_err = max(self.stats.max_abs_err or 0.0, max_abs)
-        if self.stats.rel_err is None or rel >= self.stats.rel_err:
+
+        def severity(r: float | None, b: float | None) -> float:
+            return -1.0 if r is None else (r / b if b else r)
+
+        if self.stats.rel_err is None or severity(rel, bound) >= severity(self.stats.rel_err, self.stats.bound):
             self.stats.rel_err = rel
             self.stats.bound = bound
 

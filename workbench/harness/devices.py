@@ -7,7 +7,12 @@ floor conservative.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from workbench.catalog.task import Task, Workload
 
 
 class DevicePeaks(BaseModel):
@@ -48,3 +53,20 @@ def floor_ms(peaks: DevicePeaks, flops: float, nbytes: float, flop_dtype: str) -
     compute_s = flops / (peaks.tflops[flop_dtype] * 1e12)
     memory_s = nbytes / (peaks.bandwidth_tbs * 1e12)
     return max(compute_s, memory_s) * 1e3
+
+
+def expert_floor_ms(peaks: DevicePeaks, task: Task, workload: Workload) -> float:
+    """The floor of any honest design: the fewest FLOPs (`min_flops`) and bytes (`bytes`) at peak rates.
+
+    A measured latency below it is impossible; the harness rejects one."""
+    roof = task.spec.roofline
+    return floor_ms(peaks, task.min_flops(workload), task.bytes_moved(workload), roof.flop_dtype)
+
+
+def reference_floor_ms(peaks: DevicePeaks, task: Task, workload: Workload) -> float:
+    """The floor of the reference's dataflow: its FLOPs (`flops`) and its eager kernels' bytes
+    (`reference_bytes`, else `bytes`) at peak rates, in the reference's arithmetic where the task names it."""
+    roof = task.spec.roofline
+    nbytes = task.reference_bytes(workload)
+    dtype = roof.reference_flop_dtype or roof.flop_dtype
+    return floor_ms(peaks, task.flops(workload), task.bytes_moved(workload) if nbytes is None else nbytes, dtype)

@@ -74,7 +74,8 @@ class WorkloadResult(BaseModel):
     error_bound: float | None = None  # the tolerance bound at the worst trial
     latency: TimingStats | None = None
     reference: TimingStats | None = None
-    floor_ms: float | None = None
+    floor_ms: float | None = None  # the expert's floor (fewest FLOPs and bytes): nothing honest runs faster
+    reference_floor_ms: float | None = None  # the floor of the reference's dataflow (its FLOPs and bytes)
     tflops: float | None = None
     outside_ms: float | None = None  # the checker's own wall-clock view of one timed call (cross-check)
     timing_note: str = ""  # why the timing mode differs from the task's (a graph that could not be captured)
@@ -88,6 +89,20 @@ class WorkloadResult(BaseModel):
     @property
     def reference_ms(self) -> float | None:
         return self.reference.median_ms if self.reference else None
+
+    @property
+    def floor_fraction(self) -> float | None:
+        """The expert's floor over the measured latency (1.0: at the roofline)."""
+        if self.floor_ms is None or not self.latency_ms:
+            return None
+        return self.floor_ms / self.latency_ms
+
+    @property
+    def reference_floor_fraction(self) -> float | None:
+        """The reference's own floor over its measured latency."""
+        if self.reference_floor_ms is None or not self.reference_ms:
+            return None
+        return self.reference_floor_ms / self.reference_ms
 
     @property
     def speedup(self) -> float | None:
@@ -152,6 +167,10 @@ class EvalReport(BaseModel):
                     "latency_ms": w.latency_ms,
                     "reference_ms": w.reference_ms,
                     "speedup": w.speedup,
+                    "floor_ms": w.floor_ms,
+                    "floor_fraction": w.floor_fraction,
+                    "reference_floor_ms": w.reference_floor_ms,
+                    "reference_floor_fraction": w.reference_floor_fraction,
                 }
                 for w in self.workloads
             ],

@@ -1,17 +1,14 @@
-"""Roofline time of a workload: the task's declared FLOP and byte formulas (task.toml `[roofline]`, the
-reference's work) at the device model's datasheet peaks (`workbench.harness.devices`).
-
-Algorithmic or dataflow changes can make a solution do less work than the reference: its fraction of the
-roofline can then exceed 1 (the paper leaves the SOL score out for this reason; the report gives the
-fraction per workload as a diagnostic only).
+"""Roofline time of a workload: the floor of any honest design (task.toml `[roofline]` `min_flops` and
+`bytes`, the same floor the harness enforces) at the device model's datasheet peaks
+(`workbench.harness.devices`). A passing solution's fraction of it is at most 1 on the device it was
+measured on; the report gives the fraction per workload as a diagnostic (the paper leaves a SOL score out).
 """
 
 from __future__ import annotations
 
 from workbench.catalog import Catalog, CatalogError, Task
 from workbench.errors import UsageError
-from workbench.harness.devices import peaks_for
-from workbench.scoring import metrics
+from workbench.harness.devices import expert_floor_ms, peaks_for
 
 
 class Roofline:
@@ -54,5 +51,4 @@ class Roofline:
         except UsageError:
             self._note(f"workload {task_id}/{workload}", f"roofline: task {task_id} declares no workload {workload!r}")
             return None
-        roof = task.spec.roofline
-        return metrics.roofline_ms(task.flops(spec), task.bytes_moved(spec), peaks.tflops[roof.flop_dtype], peaks.bandwidth_tbs)
+        return expert_floor_ms(peaks, task, spec)

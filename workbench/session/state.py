@@ -41,6 +41,7 @@ class WorkloadState:
     speedup: float | None
     rel_err: float | None
     message: str
+    floor_fraction: float | None = None  # the expert's roofline floor over the latency
 
 
 @dataclass
@@ -78,7 +79,7 @@ class RevisionState:
         if self.report is None:
             return []
         return [
-            WorkloadState(w.name, w.status, w.latency_ms, w.reference_ms, w.speedup, w.rel_err, w.message)
+            WorkloadState(w.name, w.status, w.latency_ms, w.reference_ms, w.speedup, w.rel_err, w.message, w.floor_fraction)
             for w in self.report.workloads
         ]
 

@@ -44,6 +44,8 @@ def workload_cell(workload: WorkloadState | None) -> Text:
     text = f"{mark} {SHORT_STATUS.get(workload.status, workload.status)}"
     if workload.latency_ms is not None:
         text = f"{mark} {workload.latency_ms:.4g} ms"
+        if workload.floor_fraction is not None:  # how close to the roofline floor, beside the latency
+            text += f" {workload.floor_fraction:.0%}"
     return Text(text, style=status_style(workload.status))
 
 
