@@ -106,3 +106,15 @@ def test_eval_shows_the_fraction_of_each_floor_beside_the_latencies() -> None:
     console.print(report_table(report))
     text = console.export_text()
     assert "of floor" in text and "50%" in text and "45%" in text and "5.00x" in text
+
+
+def test_bench_tasks_needs_a_gpu_and_says_so() -> None:
+    import torch
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: bench tasks would run")
+    result = CliRunner().invoke(app, ["bench", "tasks", "rmsnorm_bwd"])
+    assert result.exit_code == 2 and "needs a CUDA GPU" in result.output

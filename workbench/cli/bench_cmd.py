@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from workbench.cli.common import EXIT_USAGE, fail, stdout
+from workbench.cli.common import EXIT_FAILED, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
+
+if TYPE_CHECKING:
+    from workbench.catalog import Task
+    from workbench.harness.report import EvalReport, WorkloadResult
 
 bench_app = typer.Typer(help="Benchmarks behind docs/performance.md.", no_args_is_help=True)
 
@@ -61,6 +66,76 @@ def bench_harness(
             f"{r['cover_ms']:.3f}",
         )
     stdout().print(table)
+
+
+def _rate(task: Task, w: WorkloadResult) -> str:
+    """What the latency achieves: TB/s of the expert's fewest bytes, or TFLOP/s where compute binds."""
+    if w.latency_ms is None:
+        return "-"
+    workload = task.workload(w.name)
+    tbs = task.bytes_moved(workload) / (w.latency_ms * 1e-3) / 1e12
+    tflops = task.min_flops(workload) / (w.latency_ms * 1e-3) / 1e12
+    return f"{tbs:.2f} TB/s" if tflops < 50 else f"{tflops:.0f} TFLOP/s"
+
+
+def _fraction(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+@bench_app.command("tasks")
+def bench_tasks(
+    task_ids: Annotated[list[str] | None, typer.Argument(help="Task ids (default: every task).")] = None,
+    device: Annotated[str, typer.Option("--device", help="cuda or cuda:N.")] = "cuda",
+    reports: Annotated[Path | None, typer.Option("--reports", help="Write each task's full report as JSON here.")] = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Evaluate each task's expert.py on its registered workloads (GPU): latency, the reference's latency,
+    speedup, achieved bandwidth or FLOP rate and the fraction of each roofline floor, per workload.
+
+    Exit code 0 when every expert passed, 1 otherwise."""
+    import torch
+
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        raise fail("bench tasks needs a CUDA GPU (none is available here)", EXIT_USAGE)
+    from workbench.harness.evaluate import evaluate
+
+    with user_errors():
+        cat = catalog(tasks_dir, guidance_dir)
+        tasks = [cat.task(t) for t in task_ids] if task_ids else cat.tasks()
+    if reports is not None:
+        reports.mkdir(parents=True, exist_ok=True)
+    err = stderr()
+    results: list[tuple[Task, EvalReport]] = []
+    for task in tasks:
+        err.print(f"[dim]{task.id}: evaluating expert.py on {len(task.spec.workloads)} workloads[/]", highlight=False)
+        report = evaluate(task, task.file("expert.py"), device, on_progress=lambda line: err.print(f"[dim]  {line}[/]"))
+        results.append((task, report))
+        if reports is not None:
+            (reports / f"{task.id}.json").write_text(report.model_dump_json(indent=2))
+    name = torch.cuda.get_device_name(device)
+    table = Table(title=f"expert solutions on {name}", title_justify="left")
+    columns = ("task", "workload", "status", "latency ms", "reference ms", "speedup", "achieved", "of floor", "ref of its floor")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for task, report in results:
+        for w in report.workloads:
+            table.add_row(
+                task.id,
+                w.name,
+                w.status,
+                "-" if w.latency_ms is None else f"{w.latency_ms:.4f}",
+                "-" if w.reference_ms is None else f"{w.reference_ms:.4f}",
+                "-" if w.speedup is None else f"{w.speedup:.2f}x",
+                _rate(task, w),
+                _fraction(w.floor_fraction),
+                _fraction(w.reference_floor_fraction),
+            )
+        if report.status != "passed":
+            err.print(f"{task.id}: {report.status}: {report.message}", highlight=False)
+    stdout().print(table)
+    if any(report.status != "passed" for _, report in results):
+        raise typer.Exit(EXIT_FAILED)
 
 
 @bench_app.command("tui")
