@@ -118,3 +118,13 @@ def test_bench_tasks_needs_a_gpu_and_says_so() -> None:
         pytest.skip("this machine has a GPU: bench tasks would run")
     result = CliRunner().invoke(app, ["bench", "tasks", "rmsnorm_bwd"])
     assert result.exit_code == 2 and "needs a CUDA GPU" in result.output
+
+
+def test_session_lines_give_the_fraction_of_the_floor_beside_each_latency() -> None:
+    from workbench.session.events import EvalFinished
+    from workbench.session.format import describe
+    from workbench.session.testing import timed_report
+
+    report = timed_report("rmsnorm_bwd", {"m16384_n4096": (1.0, 2.0)})  # floor 0.5 ms
+    line = describe(EvalFinished(rev=2, sha="0" * 40, report=report))
+    assert line is not None and "m16384_n4096 passed 1.0000 ms (50% of floor)" in line

@@ -47,9 +47,16 @@ def status_style(status: str | None) -> str:
     return "green" if status == "passed" else "red"
 
 
+def latency_text(latency_ms: float | None, floor_fraction: float | None) -> str:
+    """ " 0.1324 ms (63% of floor)": a latency with its fraction of the roofline floor, where known."""
+    if latency_ms is None:
+        return ""
+    floor = f" ({floor_fraction:.0%} of floor)" if floor_fraction is not None else ""
+    return f" {latency_ms:.4f} ms{floor}"
+
+
 def workload_brief(workload: WorkloadState) -> str:
-    latency = f" {workload.latency_ms:.4f} ms" if workload.latency_ms is not None else ""
-    return f"{workload.name} {workload.status}{latency}"
+    return f"{workload.name} {workload.status}{latency_text(workload.latency_ms, workload.floor_fraction)}"
 
 
 def describe(event: Event) -> str | None:
@@ -66,9 +73,7 @@ def describe(event: Event) -> str | None:
         return f"rev {event.rev} evaluating on {event.device}"
     if isinstance(event, EvalFinished):
         report = event.report
-        parts = [
-            f"{w.name} {w.status}" + (f" {w.latency_ms:.4f} ms" if w.latency_ms is not None else "") for w in report.workloads
-        ]
+        parts = [f"{w.name} {w.status}{latency_text(w.latency_ms, w.floor_fraction)}" for w in report.workloads]
         speedup = report.geomean_speedup()
         tail = f" speedup {format_speedup(speedup)}" if speedup is not None else ""
         first_line = report.message.strip().splitlines()[0] if report.message.strip() and not report.passed else ""
@@ -180,6 +185,7 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
                         "latency_ms": w.latency_ms,
                         "reference_ms": w.reference_ms,
                         "speedup": w.speedup,
+                        "floor_fraction": w.floor_fraction,
                         "rel_err": w.rel_err,
                         "message": w.message,
                     }
