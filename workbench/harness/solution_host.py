@@ -263,7 +263,12 @@ class Host:
             profiler.__exit__(None, None, None)
             record.violations.extend(foreign_kernels(profiler, record))
         ms = begin.elapsed_time(end) if begin is not None and end is not None else (ended[0] - started) * 1e3
-        outputs = [] if message.get("null") else self._outputs(result, specs, prealloc)
+        if message.get("null"):
+            outputs: list[Any] = []
+        elif message.get("replay"):  # the graph's outputs, arranged as the specs list them when it was captured
+            outputs = list(result)
+        else:
+            outputs = self._outputs(result, specs, prealloc)
         self.last = (slot, outputs)
         plain = [o for o in outputs if type(o) is torch.Tensor]
         if message.get("keep"):
