@@ -104,6 +104,39 @@ def test_interpreter_bf16_dot_is_fixed_inside_the_harness_only() -> None:
     assert torch.allclose(c, expected, rtol=1e-5, atol=1e-5)
 
 
+@triton.jit
+def _fp8_cast_kernel(x_ptr, e4_ptr, e5_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + r)
+    tl.store(e4_ptr + r, x.to(tl.float8e4nv))
+    tl.store(e5_ptr + r, x.to(tl.float8e5))
+
+
+def test_interpreter_fp8_casts_round_and_saturate_as_the_gpu_inside_the_harness_only() -> None:
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("checks the Triton interpreter (set TRITON_INTERPRET=1; the suite's conftest does)")
+    from workbench.harness import interpreter_fix
+
+    # 127.9 rounds up to 128 (a carry out of an odd exponent field: the unpatched interpreter gives 64);
+    # 1000 and -1e6 saturate; ties round to even; NaN stays NaN
+    special = [127.9, 1000.0, -1e6, 0.0, -0.0, 1.0625, 1.1875, 3e-3, float("nan")]
+    x = torch.cat([torch.tensor(special), torch.randn(64 - len(special)) * 100])
+    e4 = torch.empty(64, dtype=torch.float8_e4m3fn)
+    e5 = torch.empty(64, dtype=torch.float8_e5m2)
+    _fp8_cast_kernel[(1,)](x, e4, e5, N=64)
+    assert float(e4[0]) == 64.0  # the interpreter's bug, unpatched
+    uninstall = interpreter_fix.install()
+    try:
+        _fp8_cast_kernel[(1,)](x, e4, e5, N=64)
+    finally:
+        uninstall()
+    want4 = x.clamp(-448, 448).to(torch.float8_e4m3fn)
+    want5 = x.clamp(-57344, 57344).to(torch.float8_e5m2)
+    assert torch.equal(e4.view(torch.uint8), want4.view(torch.uint8))  # bit for bit, NaN (0x7F) included
+    assert torch.equal(e5.view(torch.uint8), want5.view(torch.uint8))
+    assert e4[:4].float().tolist() == [128.0, 448.0, -448.0, 0.0] and e4[5:7].float().tolist() == [1.0, 1.25]
+
+
 def _eval_cli(*args: str) -> tuple[int, str, str]:
     result = runner.invoke(app, ["eval", "muon_orthogonalize", *args])
     return result.exit_code, result.stdout, result.stderr

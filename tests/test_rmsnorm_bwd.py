@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,6 @@ import torch
 from workbench.catalog import Catalog
 from workbench.catalog.modules import import_file
 from workbench.harness.compare import compare
-from workbench.harness.evaluate import evaluate
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
@@ -101,27 +99,3 @@ def test_group_count_follows_n_and_m() -> None:
         groups, rows = expert.num_groups(M, N, 4)
         assert 1 <= groups <= M and (groups - 1) * rows < M <= groups * rows
     assert expert.num_groups(90, 320, 4) == (23, 4)  # a ragged last group on a smoke workload
-
-
-def test_rubric_evidence_names_code_that_exists_in_the_expert() -> None:
-    rubric = CATALOG.rubric("rmsnorm_bwd")
-    guidance = CATALOG.guidance("rmsnorm_bwd")
-    assert rubric is not None and guidance is not None
-    assert {i.level for i in guidance.items} == {"L1", "L2", "L3"}
-    source = TASK.file("expert.py").read_text()
-    functions = set(re.findall(r"^def\s+(\w+)", source, re.M))
-    for criterion in rubric.criteria:
-        cited = re.findall(r"`([^`]+)`", criterion.expert_evidence)
-        assert any(c in functions for c in cited), f"{criterion.id} names no function of expert.py"
-        for code in cited:
-            assert code.split("(")[0] in source, f"{criterion.id} cites {code!r}, which expert.py does not contain"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("solution", ["expert", "naive"])
-def test_solution_passes_every_smoke_workload_on_cpu(solution: str) -> None:
-    path = TASK.file("expert.py") if solution == "expert" else NAIVE
-    report = evaluate(TASK, path, "cpu")
-    assert report.status == "passed", report.message
-    assert len(report.workloads) == len(TASK.spec.smoke_workloads)
-    assert report.violations == []

@@ -387,7 +387,12 @@ def time_workload(
 
 
 def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
-    return {a.name: inputs[a.name] for a in task.spec.signature.inputs}
+    """The reference's arguments for timing: the inputs, with copies of the state inputs it updates in place
+    (the originals stay pristine: sampled timed calls of the solution are checked against them)."""
+    from workbench.catalog.task import TensorArg
+
+    state = {a.name for a in task.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
+    return {a.name: inputs[a.name].clone() if a.name in state else inputs[a.name] for a in task.spec.signature.inputs}
 
 
 if __name__ == "__main__":
