@@ -1,0 +1,45 @@
+"""Run every task's red-team cheats (tests/redteam/<task>_cheats/) on the registered workloads of a GPU.
+
+Each cheat is appended to the task's honest naive solution (tests/solutions/<task>_naive.py, its run
+renamed honest_run), as the CPU red-team tests assemble it, and evaluated by the full harness with
+correctness only (no timing). Prints one line per cheat; exit 1 if any cheat passed.
+Usage (GPU): python3 scripts/gpu_task_cheats.py [TASK...]
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from workbench.catalog import Catalog  # noqa: E402
+from workbench.harness.evaluate import evaluate  # noqa: E402
+
+
+def main(argv: list[str]) -> int:
+    catalog = Catalog(REPO / "tasks", REPO / "guidance")
+    tasks = argv or sorted(t for t in catalog.task_ids() if (REPO / "tests" / "redteam" / f"{t}_cheats").is_dir())
+    passed = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        for task_id in tasks:
+            task = catalog.task(task_id)
+            core = (REPO / "tests" / "solutions" / f"{task_id}_naive.py").read_text().replace("\ndef run(", "\ndef honest_run(")
+            for cheat in sorted((REPO / "tests" / "redteam" / f"{task_id}_cheats").glob("*.py")):
+                path = Path(scratch) / f"{task_id}_{cheat.name}"
+                path.write_text(core + "\n\n" + cheat.read_text())
+                start = time.perf_counter()
+                report = evaluate(task, path, "cuda", timing=False)
+                passed += report.status == "passed"
+                first = (report.message.strip().splitlines() or [""])[0][:110]
+                took = time.perf_counter() - start
+                print(f"{task_id:22s} {cheat.stem:22s} {report.status:18s} {took:5.1f} s  {first}", flush=True)
+    print(f"{passed} cheats passed")
+    return 1 if passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
