@@ -189,3 +189,17 @@ def test_one_malformed_task_does_not_hide_the_others(tmp_path: Path) -> None:
         ("muon_orthogonalize", True, True),
     ]
     assert "task.toml" in (entries[0].problem or "")
+
+
+def test_a_scalar_may_carry_a_workload_axis_but_not_also_a_pinned_value(repo: Path, tmp_path: Path) -> None:
+    import shutil
+
+    task = Catalog(repo / "tasks", repo / "guidance").task("windowed_attention")
+    window = next(a for a in task.spec.signature.inputs if a.name == "window")
+    assert window.kind == "scalar" and window.axis == "W" and "W" in task.spec.signature.axes()
+    dest = tmp_path / "windowed_attention"
+    shutil.copytree(repo / "tasks" / "windowed_attention", dest, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = dest / "task.toml"
+    toml.write_text(toml.read_text().replace('axis = "W"', 'axis = "W"\nvalue = 4096'))
+    with pytest.raises(CatalogError, match="a pinned value or an axis, not both"):
+        load_task(dest)

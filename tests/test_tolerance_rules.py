@@ -128,3 +128,15 @@ def test_session_lines_give_the_fraction_of_the_floor_beside_each_latency() -> N
     report = timed_report("rmsnorm_bwd", {"m16384_n4096": (1.0, 2.0)})  # floor 0.5 ms
     line = describe(EvalFinished(rev=2, sha="0" * 40, report=report))
     assert line is not None and "m16384_n4096 passed 1.0000 ms (50% of floor)" in line
+
+
+@pytest.mark.slow
+def test_inputs_that_contradict_an_axis_carried_by_a_scalar_are_the_tasks_fault(repo: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "tasks" / "windowed_attention"
+    shutil.copytree(repo / "tasks" / "windowed_attention", dest, ignore=shutil.ignore_patterns("__pycache__"))
+    inputs = dest / "inputs.py"
+    assert '"window": W,' in inputs.read_text()
+    inputs.write_text(inputs.read_text().replace('"window": W,', '"window": W + 1,'))
+    task = load_task(dest)
+    report = evaluate(task, task.file("expert.py"), "cpu", [task.spec.smoke_workloads[0].name])
+    assert report.status == "task_error" and "carries the workload's axis W" in report.message

@@ -67,13 +67,23 @@ class TensorArg(_Strict):
 
 
 class ScalarArg(_Strict):
-    """A scalar argument; `value` pins the only value the task accepts."""
+    """A scalar argument; `value` pins the only value the task accepts; `axis` names the workload axis
+    whose value it carries (a window length, say), which the harness checks every call's inputs give."""
 
     kind: Literal["scalar"]
     name: Identifier
     dtype: ScalarDtype
     value: int | float | bool | None = None
+    axis: Identifier | None = None
     description: str = ""
+
+    @model_validator(mode="after")
+    def _pinned_or_axis(self) -> ScalarArg:
+        if self.value is not None and self.axis is not None:
+            raise ValueError(f"scalar {self.name}: give a pinned value or an axis, not both")
+        if self.axis is not None and self.dtype != "int":
+            raise ValueError(f"scalar {self.name}: an axis is an integer; dtype must be int")
+        return self
 
 
 Argument = Annotated[TensorArg | ScalarArg, Field(discriminator="kind")]
@@ -129,6 +139,8 @@ class Signature(_Strict):
         for arg in [*self.inputs, *self.outputs]:
             if isinstance(arg, (TensorArg, OutputSpec)):
                 found |= arg.axes()
+            elif arg.axis is not None:
+                found.add(arg.axis)
         return found
 
 

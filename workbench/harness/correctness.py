@@ -97,6 +97,11 @@ class WorkloadChecker:
         for arg in self.spec.signature.inputs:
             if arg.name not in inputs:
                 raise TaskFault(f"the task's inputs.py did not produce input {arg.name!r}")
+            if isinstance(arg, ScalarArg) and arg.axis is not None and inputs[arg.name] != self.workload.axes[arg.axis]:
+                raise TaskFault(
+                    f"the task's inputs.py gave {arg.name}={inputs[arg.name]!r}, but it carries the workload's axis "
+                    f"{arg.axis}={self.workload.axes[arg.axis]}"
+                )
         return inputs
 
     def scaled(self, trial: int, scale: float) -> dict[str, Any]:
