@@ -54,10 +54,14 @@ def test_roofline_states_both_floors(task_id: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("solution", ["expert", "naive"])
 @pytest.mark.parametrize("task_id", SUITE)
-def test_solution_passes_every_smoke_workload_on_cpu(task_id: str, solution: str) -> None:
+def test_solution_passes_the_smoke_workloads_on_cpu(task_id: str, solution: str) -> None:
+    """The expert on every smoke workload; the naive solution (a test helper, checked in-process on several
+    shapes by tests/test_<task>.py) on the first only, which keeps the suite's time in bounds."""
     task = CATALOG.task(task_id)
+    smoke = [w.name for w in task.spec.smoke_workloads]
     path = task.file("expert.py") if solution == "expert" else SOLUTIONS / f"{task_id}_naive.py"
-    report = evaluate(task, path, "cpu")
+    chosen = smoke if solution == "expert" else smoke[:1]
+    report = evaluate(task, path, "cpu", chosen)
     assert report.status == "passed", report.message
-    assert len(report.workloads) == len(task.spec.smoke_workloads)
+    assert [w.name for w in report.workloads] == chosen
     assert report.violations == []
