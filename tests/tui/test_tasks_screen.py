@@ -133,3 +133,20 @@ async def test_a_missing_tasks_folder_stops_the_spinner_and_says_why(tmp_path: P
         assert not table.loading and table.row_count == 0
         assert "tasks folder not found" in str(app.screen.query_one("#task-header", Static).content)
         assert len(app.notices) == 1 and "tasks folder not found" in app.notices[0]
+
+
+@pytest.mark.asyncio
+async def test_the_footer_offers_launch_whether_or_not_the_task_list_has_focus(make_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+
+        def shown() -> list[tuple[str, str]]:
+            return [(b.binding.key, b.binding.description) for b in app.screen.active_bindings.values() if b.binding.show]
+
+        app.screen.query_one("#task-table").focus()
+        await pilot.pause()
+        focused = shown()
+        app.screen.set_focus(None)
+        await pilot.pause()
+        assert ("enter", "Launch") in focused and shown() == focused

@@ -76,6 +76,13 @@ def dependencies_text(guidance: Guidance | None, config: GuidanceConfig) -> Text
     return text
 
 
+class TaskTable(DataTable[object]):
+    """The task list. Its enter key (select the row, which launches) is labelled in the footer: a plain
+    DataTable's hidden enter binding would hide the screen's "Launch" whenever the list has focus."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Launch", id="tasks.table_launch")]
+
+
 class TasksScreen(WorkbenchScreen):
     """Task list on the left; overview, guidance (by configuration) and dependencies on the right."""
 
@@ -100,7 +107,7 @@ class TasksScreen(WorkbenchScreen):
         yield Header()
         with Vertical(id="task-list-pane"):
             yield Static("Tasks", classes="pane-title")
-            yield DataTable(id="task-table", cursor_type="row", zebra_stripes=True)
+            yield TaskTable(id="task-table", cursor_type="row", zebra_stripes=True)
         with TabbedContent(id="task-detail", initial="overview"):
             with TabPane("Overview", id="overview"), VerticalScroll(id="overview-scroll"):
                 yield Static(id="task-header")
