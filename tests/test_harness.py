@@ -255,3 +255,20 @@ def test_task_code_failures_are_the_tasks_except_running_out_of_device_memory() 
 def test_a_folder_given_as_the_solution_is_named_as_a_folder(tmp_path: Path) -> None:
     code, _, err = _eval_cli(str(tmp_path), "--device", "cpu")
     assert code == 2 and "is a folder" in err and "not found" not in err
+
+
+def test_the_worker_processes_end_without_the_interpreters_teardown(tmp_path: Path) -> None:
+    """A process that called exit_now leaves its flushed output and its code, and no finaliser runs."""
+    script = tmp_path / "ends.py"
+    script.write_text(
+        "import atexit, sys\n"
+        "from workbench.harness.fast_exit import exit_now\n"
+        "atexit.register(lambda: print('teardown ran'))\n"
+        "print('said before the end')\n"
+        "exit_now(3)\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False, cwd=REPO)
+    assert done.returncode == 3 and done.stdout == "said before the end\n"

@@ -396,4 +396,6 @@ def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    from workbench.harness.fast_exit import exit_now
+
+    exit_now(main(sys.argv))

@@ -27,7 +27,10 @@ from workbench.harness.report import Violation
 from workbench.harness.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 
 PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
-HOST_CODE = "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution_host import main; sys.exit(main(sys.argv))"
+HOST_CODE = (
+    "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution_host import main; "
+    "from workbench.harness.fast_exit import exit_now; exit_now(main(sys.argv))"
+)
 
 
 class SolutionFailure(Exception):
