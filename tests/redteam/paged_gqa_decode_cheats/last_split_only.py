@@ -1,43 +1,6 @@
 # Wrong split merging: a split-KV design with two splits per sequence whose "merge" keeps only the
 # last split's normalised partial output instead of weighting every split by its log-sum-exp. The
-# naive core's kernel with each program's token loop started at the second split (n // 2): exactly
-# the partial that such a merge returns.
-@triton.jit
-def _last_split_kernel(
-    q_ptr, k_ptr, v_ptr, pt_ptr, lens_ptr, o_ptr, scale, max_pages,
-    HQ: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr, BLOCK_N: tl.constexpr,
-):  # fmt: skip
-    b = tl.program_id(0)
-    h = tl.program_id(1)
-    kv = h // (HQ // HKV)
-    n = tl.load(lens_ptr + b)
-    d = tl.arange(0, D)
-    q = tl.load(q_ptr + (b * HQ + h) * D + d).to(tl.float32)
-    m = tl.max(tl.full([BLOCK_N], float("-inf"), tl.float32), axis=0)
-    l_sum = tl.sum(tl.zeros([BLOCK_N], tl.float32), axis=0)
-    acc = tl.zeros([D], dtype=tl.float32)
-    for start in range(n // 2, n, BLOCK_N):  # the mistake: the first split's partial is dropped
-        t = start + tl.arange(0, BLOCK_N)
-        valid = t < n
-        page = tl.load(pt_ptr + b.to(tl.int64) * max_pages + t // 16, mask=valid, other=0).to(tl.int64)
-        row = page * (16 * HKV * D) + (t % 16) * (HKV * D) + kv * D
-        k = tl.load(k_ptr + row[:, None] + d[None, :], mask=valid[:, None], other=0.0).to(tl.float32)
-        v = tl.load(v_ptr + row[:, None] + d[None, :], mask=valid[:, None], other=0.0).to(tl.float32)
-        s = tl.where(valid, tl.sum(k * q[None, :], axis=1) * scale, float("-inf"))
-        m_new = tl.maximum(m, tl.max(s, axis=0))
-        p = tl.exp(s - m_new)
-        alpha = tl.exp(m - m_new)
-        l_sum = l_sum * alpha + tl.sum(p, axis=0)
-        acc = acc * alpha + tl.sum(p[:, None] * v, axis=0)
-        m = m_new
-    tl.store(o_ptr + (b * HQ + h) * D + d, (acc / l_sum).to(tl.bfloat16))
-
-
+# naive core's kernel with each program's token loop started at the second split (n // 2, its
+# SECOND_HALF switch): exactly the partial that such a merge returns.
 def run(q, k_cache, v_cache, page_table, seq_lens, scale):
-    B, Hq, D = q.shape
-    o = torch.empty((B, Hq, D), dtype=torch.bfloat16, device=q.device)
-    _last_split_kernel[(B, Hq)](
-        q, k_cache, v_cache, page_table, seq_lens, o, scale, page_table.shape[1],
-        HQ=Hq, HKV=k_cache.shape[2], D=D, BLOCK_N=32,
-    )  # fmt: skip
-    return o
+    return decode(q, k_cache, v_cache, page_table, seq_lens, scale, second_half=True)
