@@ -140,3 +140,21 @@ def test_inputs_that_contradict_an_axis_carried_by_a_scalar_are_the_tasks_fault(
     task = load_task(dest)
     report = evaluate(task, task.file("expert.py"), "cpu", [task.spec.smoke_workloads[0].name])
     assert report.status == "task_error" and "carries the workload's axis W" in report.message
+
+
+def test_bench_reports_flops_where_compute_binds_the_floor_and_bytes_elsewhere() -> None:
+    from workbench.catalog import Catalog
+    from workbench.cli.bench_cmd import _rate
+    from workbench.harness.report import TimingStats, WorkloadResult
+
+    catalog = Catalog(Path(__file__).resolve().parent.parent / "tasks", Path(__file__).resolve().parent.parent / "guidance")
+    task = catalog.task("fp8_block_gemm")
+    peaks = peaks_for("NVIDIA H200")
+
+    def result(name: str, ms: float) -> WorkloadResult:
+        stats = TimingStats(mean_ms=ms, median_ms=ms, min_ms=ms, max_ms=ms, std_ms=0.0, reps=20, rel_sem=0.0, method="events")
+        return WorkloadResult(name=name, status="passed", latency=stats)
+
+    assert _rate(task, result("m4096_n7168_k16384", 1.0), peaks) == "962 TFLOP/s"  # 2 M N K / 1 ms
+    assert _rate(task, result("m128_n7168_k2048", 0.0132), peaks).endswith("TB/s")  # the weights' bytes bind
+    assert _rate(task, result("m4096_n7168_k16384", 1.0), None).endswith("TB/s")  # unknown device: bytes

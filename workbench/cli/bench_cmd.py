@@ -14,6 +14,7 @@ from workbench.cli.common import EXIT_FAILED, EXIT_USAGE, GuidanceDir, TasksDir,
 
 if TYPE_CHECKING:
     from workbench.catalog import Task
+    from workbench.harness.devices import DevicePeaks
     from workbench.harness.report import EvalReport, WorkloadResult
 
 bench_app = typer.Typer(help="Benchmarks behind docs/performance.md.", no_args_is_help=True)
@@ -68,14 +69,16 @@ def bench_harness(
     stdout().print(table)
 
 
-def _rate(task: Task, w: WorkloadResult) -> str:
-    """What the latency achieves: TB/s of the expert's fewest bytes, or TFLOP/s where compute binds."""
+def _rate(task: Task, w: WorkloadResult, peaks: DevicePeaks | None) -> str:
+    """What the latency achieves: TB/s of the expert's fewest bytes, or TFLOP/s of its fewest FLOPs where
+    compute binds the expert's floor on this device (bytes where the device's peaks are unknown)."""
     if w.latency_ms is None:
         return "-"
     workload = task.workload(w.name)
-    tbs = task.bytes_moved(workload) / (w.latency_ms * 1e-3) / 1e12
-    tflops = task.min_flops(workload) / (w.latency_ms * 1e-3) / 1e12
-    return f"{tbs:.2f} TB/s" if tflops < 50 else f"{tflops:.0f} TFLOP/s"
+    seconds = w.latency_ms * 1e-3
+    nbytes, flops = task.bytes_moved(workload), task.min_flops(workload)
+    compute_bound = peaks is not None and (flops / peaks.tflops[task.spec.roofline.flop_dtype] > nbytes / peaks.bandwidth_tbs)
+    return f"{flops / seconds / 1e12:.0f} TFLOP/s" if compute_bound else f"{nbytes / seconds / 1e12:.2f} TB/s"
 
 
 def _fraction(value: float | None) -> str:
@@ -98,6 +101,7 @@ def bench_tasks(
 
     if not device.startswith("cuda") or not torch.cuda.is_available():
         raise fail("bench tasks needs a CUDA GPU (none is available here)", EXIT_USAGE)
+    from workbench.harness.devices import peaks_for
     from workbench.harness.evaluate import evaluate
 
     with user_errors():
@@ -114,6 +118,7 @@ def bench_tasks(
         if reports is not None:
             (reports / f"{task.id}.json").write_text(report.model_dump_json(indent=2))
     name = torch.cuda.get_device_name(device)
+    peaks = peaks_for(name)
     table = Table(title=f"expert solutions on {name}", title_justify="left")
     columns = ("task", "workload", "status", "latency ms", "reference ms", "speedup", "achieved", "of floor", "ref of its floor")
     for column in columns:
@@ -127,7 +132,7 @@ def bench_tasks(
                 "-" if w.latency_ms is None else f"{w.latency_ms:.4f}",
                 "-" if w.reference_ms is None else f"{w.reference_ms:.4f}",
                 "-" if w.speedup is None else f"{w.speedup:.2f}x",
-                _rate(task, w),
+                _rate(task, w, peaks),
                 _fraction(w.floor_fraction),
                 _fraction(w.reference_floor_fraction),
             )
