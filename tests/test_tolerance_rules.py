@@ -158,3 +158,16 @@ def test_bench_reports_flops_where_compute_binds_the_floor_and_bytes_elsewhere()
     assert _rate(task, result("m4096_n7168_k16384", 1.0), peaks) == "962 TFLOP/s"  # 2 M N K / 1 ms
     assert _rate(task, result("m128_n7168_k2048", 0.0132), peaks).endswith("TB/s")  # the weights' bytes bind
     assert _rate(task, result("m4096_n7168_k16384", 1.0), None).endswith("TB/s")  # unknown device: bytes
+
+
+@pytest.mark.slow
+def test_any_failure_of_the_views_on_the_solutions_outputs_is_charged_to_the_solution(toy: Path, tmp_path: Path) -> None:
+    """Fail-closed: a view that chokes on odd outputs (here with a RuntimeError, not the ValueError the
+    task meant) must not turn the solution's failure into the task's (task_error, exit 2)."""
+    ref = toy / "reference.py"
+    text = ref.read_text()
+    assert 'raise ValueError("every scale must be positive and finite")' in text
+    ref.write_text(text.replace('raise ValueError("every scale', 'raise RuntimeError("every scale'))
+    report = evaluate(load_task(toy), variant(tmp_path, "SCALE_SIGN = 1.0", "SCALE_SIGN = -1.0"), "cpu")
+    assert report.status == "incorrect_numerical"
+    assert "outputs are invalid: RuntimeError: every scale must be positive" in report.message

@@ -247,8 +247,9 @@ class WorkloadChecker:
         with torch.no_grad():
             oracle, oracle_state = self._oracle_outputs(inputs, tol.oracle)
             reference = self._oracle_outputs(inputs, "reference")[0] if needs_reference else None
-            got = self._compared_values(tol.views, dict(zip(names, outputs, strict=True)), inputs, solution=True)
+            # the oracle's views first: once they work, any failure of the views is the solution's outputs' doing
             want = self._compared_values(tol.views, dict(zip(names, oracle, strict=True)), inputs, solution=False)
+            got = self._compared_values(tol.views, dict(zip(names, outputs, strict=True)), inputs, solution=True)
             ref = (
                 self._compared_values(tol.views, dict(zip(names, reference, strict=True)), inputs, solution=False)
                 if reference is not None
@@ -281,8 +282,10 @@ class WorkloadChecker:
     ) -> dict[str, torch.Tensor]:
         """The values compared: the outputs themselves, or the task's views of them (dequantised, say).
 
-        A ValueError from the views of the solution's outputs fails the call (an invalid scale, say); any
-        other failure of the task's code is the task's fault."""
+        The views of the oracle's outputs are computed first: a failure there is the task's fault. Once they
+        work, any exception from the views of the solution's outputs fails the call (ValueError is the
+        task's way to say an output is invalid, say a negative scale; anything else is charged the same
+        way, so that odd outputs cannot turn the solution's failure into the task's)."""
         if views is None:
             return outputs
         fn = getattr(self.reference_module, views, None)
@@ -290,12 +293,11 @@ class WorkloadChecker:
             raise TaskFault(f"the task's reference.py has no function {views!r} (tolerance.views)")
         try:
             values = fn(dict(outputs), inputs)
-        except ValueError as exc:
-            if solution:
-                raise TrialFailure("incorrect_numerical", f"the outputs are invalid: {exc}") from None
-            raise task_code_failed(f"the task's {views}(...) on the oracle's outputs", exc) from exc
         except Exception as exc:
-            raise task_code_failed(f"the task's {views}(...)", exc) from exc
+            if solution:
+                reason = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+                raise TrialFailure("incorrect_numerical", f"the outputs are invalid: {reason}") from None
+            raise task_code_failed(f"the task's {views}(...) on the oracle's outputs", exc) from exc
         if not isinstance(values, dict) or not all(isinstance(v, torch.Tensor) for v in values.values()):
             raise TaskFault(f"the task's {views}(...) must return a dict of tensors")
         return values
