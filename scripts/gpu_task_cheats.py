@@ -2,7 +2,9 @@
 
 Each cheat is appended to the task's honest naive solution (tests/solutions/<task>_naive.py, its run
 renamed honest_run), as the CPU red-team tests assemble it, and evaluated by the full harness with
-correctness only (no timing). Prints one line per cheat; exit 1 if any cheat passed.
+correctness only (no timing). Prints one line per cheat; exit 1 if any cheat passed, except a cheat
+whose file says "# red-team: smoke only": it is right on every registered shape by design (the task
+allows per-shape specialisation) and only a smoke shape catches it, so a pass here is expected.
 Usage (GPU): python3 scripts/gpu_task_cheats.py [TASK...]
 """
 
@@ -24,6 +26,7 @@ def main(argv: list[str]) -> int:
     catalog = Catalog(REPO / "tasks", REPO / "guidance")
     tasks = argv or sorted(t for t in catalog.task_ids() if (REPO / "tests" / "redteam" / f"{t}_cheats").is_dir())
     passed = 0
+    expected = 0
     with tempfile.TemporaryDirectory() as scratch:
         for task_id in tasks:
             task = catalog.task(task_id)
@@ -33,11 +36,16 @@ def main(argv: list[str]) -> int:
                 path.write_text(core + "\n\n" + cheat.read_text())
                 start = time.perf_counter()
                 report = evaluate(task, path, "cuda", timing=False)
-                passed += report.status == "passed"
+                smoke_only = "# red-team: smoke only" in cheat.read_text()
+                if report.status == "passed" and smoke_only:
+                    expected += 1
+                else:
+                    passed += report.status == "passed"
                 first = (report.message.strip().splitlines() or [""])[0][:110]
                 took = time.perf_counter() - start
-                print(f"{task_id:22s} {cheat.stem:22s} {report.status:18s} {took:5.1f} s  {first}", flush=True)
-    print(f"{passed} cheats passed")
+                note = " (smoke only: expected)" if smoke_only and report.status == "passed" else ""
+                print(f"{task_id:22s} {cheat.stem:22s} {report.status:18s} {took:5.1f} s  {first}{note}", flush=True)
+    print(f"{passed} cheats passed ({expected} smoke-only cheats passed on the registered shapes, as expected)")
     return 1 if passed else 0
 
 

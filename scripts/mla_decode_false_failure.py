@@ -12,7 +12,7 @@ the harness makes), scores with the harness's own compare() and the task's toler
 
 Prints, per workload and design, the worst err / bound over the calls (honest must stay below 1, wrong
 above it; for the wrong ones also the smallest) and the number of failing calls.
-Usage: .venv/bin/python scripts/mla_decode_false_failure.py --calls 100
+Usage: .venv/bin/python scripts/mla_decode_false_failure.py --calls 100 [--workload NAME ...]
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ def absorbed64(
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=100, help="fresh calls per smoke workload")
+    parser.add_argument("--workload", action="append", default=[], help="smoke workload to run (repeatable; default: all)")
     args = parser.parse_args()
     interpreter_fix.install()
     task = Catalog(REPO / "tasks", REPO / "guidance").task("mla_decode")
@@ -78,7 +79,13 @@ def main() -> None:
         "cheat_last_split_only": lambda **d: absorbed64(d, start=d["kv_c"].shape[1] // 2),
     }
     scale = task.spec.checks.input_scale
+    names = {w.name for w in task.spec.smoke_workloads}
+    unknown = sorted(set(args.workload) - names)
+    if unknown:
+        parser.error(f"unknown smoke workload(s) {unknown}; choose from {sorted(names)}")
     for workload in task.spec.smoke_workloads:
+        if args.workload and workload.name not in args.workload:
+            continue
         rule = task.tolerance_for(workload).rule_for("o")
         worst = {name: [0.0, float("inf"), 0] for name in designs}  # max ratio, min ratio, failing calls
         start = time.time()

@@ -176,7 +176,7 @@ def test_block_lists_visit_exactly_the_needed_blocks(S: int, W: int, NDOC: int, 
 
 def test_expert_block_sizes_per_shape() -> None:
     gpu = torch.device("cuda")
-    assert expert.config_for(128, gpu) == expert.Config(block_m=128, block_n=64, num_warps=8, num_stages=3)
+    assert expert.config_for(128, gpu) == expert.Config(block_m=128, block_n=128, num_warps=8, num_stages=3)
     assert expert.config_for(64, torch.device("cpu")) == expert.INTERPRET_CONFIG
 
 

@@ -89,12 +89,14 @@ class Config:
     block_delta: int  # _delta_kernel: rows per program
 
 
-# H200 (sm_90) tiles per head dimension.  The stationary block is 128 rows (two warpgroups of wgmma
-# along M), the streamed block 64.  D = 128: k, v (or q, do) stay in 64 KB of shared memory and each
-# pipeline stage streams 32 KB, so two stages fit with room for the layout conversions.  D = 64: half
-# the bytes per stage, three stages.
+# H200 (sm_90) tiles per head dimension, from scripts/attention_config_sweep.py (docs/performance.md).
+# D = 128: the K/V-stationary pass keeps 64 keys with one warpgroup (4 warps): dk and dv are [64, 128]
+# fp32 each (64 registers per thread apiece, no spills), k and v 32 KB of shared memory, and two such
+# programs share an SM, 11% faster than 128 keys with 8 warps; the Q-stationary dQ pass keeps 128 queries
+# (two warpgroups along M) and streams 64 keys through three stages (16 KB each for k and v).
+# D = 64: 128-row stationary blocks, 64-row streamed blocks, three stages.
 H200_CONFIGS: dict[int, Config] = {
-    128: Config(128, 64, 8, 2, 128, 64, 8, 2, 64),
+    128: Config(64, 64, 4, 2, 128, 64, 8, 3, 64),
     64: Config(128, 64, 8, 3, 128, 64, 8, 3, 128),
 }
 INTERPRET_CONFIG = Config(32, 16, 4, 1, 32, 16, 4, 1, 32)

@@ -86,13 +86,16 @@ class Config:
 
 
 # The registered workloads on an H200, keyed by (S, D) (B and the head counts only change the grid).
-# D = 128: 128 x 64 tiles, 8 warps: the fp32 accumulator [128, 128] and the scores [128, 64] take
-# 64 + 32 registers per thread; 3 stages of k and v tiles are 96 KB of shared memory beside q's 32 KB.
-# D = 64: the same tiles with 4 warps (one warpgroup owns the 128 rows; half the registers per row).
+# D = 128, S = 4096: 128 x 64 tiles, 8 warps: the fp32 accumulator [128, 128] and the scores [128, 64]
+# take 64 + 32 registers per thread; 3 stages of k and v tiles are 96 KB of shared memory beside q's
+# 32 KB. D = 128 at S >= 8192: 64 x 64 tiles with one warpgroup (4 warps; the same registers per
+# thread, half the shared memory, so two programs share an SM and one's softmax overlaps the other's
+# products): 5-9% faster there (scripts/attention_config_sweep.py on the H200, docs/performance.md).
+# D = 64: 128 x 64 tiles with 4 warps (one warpgroup owns the 128 rows; half the registers per row).
 H200_CONFIGS: dict[tuple[int, int], Config] = {
     (4096, 128): Config(128, 64, 8, 3),
-    (16384, 128): Config(128, 64, 8, 3),
-    (8192, 128): Config(128, 64, 8, 3),
+    (16384, 128): Config(64, 64, 4, 3),
+    (8192, 128): Config(64, 64, 4, 3),
     (2048, 64): Config(128, 64, 4, 3),
 }
 INTERPRET_CONFIG = Config(32, 16, 4, 1)  # small tiles: several blocks on the smoke workloads
@@ -149,12 +152,13 @@ def _attend_tiles(
         else:
             kt = tl.load(kt_ptrs)
             v = tl.load(v_ptrs)
-        s = tl.dot(q, kt) * qk_scale  # [BLOCK_M, BLOCK_N] fp32, already in log2 units
+        s = tl.dot(q, kt)  # [BLOCK_M, BLOCK_N] raw fp32 scores
         if MASKED:
             # key n is visible to query m when n <= m; n < S follows for every row that is stored
             s = tl.where(offs_n[None, :] <= offs_m[:, None], s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, axis=1))  # finite: every row sees at least key 0
-        p = tl.math.exp2(s - m_new[:, None])
+        # log2 units: qk_scale > 0 commutes with the max, and s * qk_scale - m is one FMA per score
+        m_new = tl.maximum(m_i, tl.max(s, axis=1) * qk_scale)  # finite: every row sees at least key 0
+        p = tl.math.exp2(s * qk_scale - m_new[:, None])
         alpha = tl.math.exp2(m_i - m_new)  # rescales what was accumulated under the old maximum
         l_i = l_i * alpha + tl.sum(p, axis=1)
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)  # bf16 p on the tensor cores, fp32 acc

@@ -80,9 +80,11 @@ class Config:
 
 # Per registered shape (D, W): [2, 32, 32768, 128] W 4096, [4, 16, 8192, 128] W 1024 and the packed
 # [1, 32, 32768, 128] with 16 documents and no window all use the D = 128 configuration; the table
-# is keyed by D because the window only changes how many blocks each program visits.
+# is keyed by D because the window only changes how many blocks each program visits. D = 128: 128 x 128
+# tiles, 8 warps, 3 stages (fastest of six on the H200, scripts/attention_config_sweep.py: 2.6% ahead
+# of 128 x 64); a 128-key block straddling the window's edge masks at most as much as two 64-key ones.
 GPU_CONFIGS: dict[int, Config] = {
-    128: Config(block_m=128, block_n=64, num_warps=8, num_stages=3),
+    128: Config(block_m=128, block_n=128, num_warps=8, num_stages=3),
     64: Config(block_m=128, block_n=64, num_warps=4, num_stages=3),
 }
 INTERPRET_CONFIG = Config(block_m=32, block_n=16, num_warps=4, num_stages=1)
@@ -160,12 +162,12 @@ def _attend_blocks(
         else:  # a full block lies below the diagonal, so inside the sequence
             k = tl.load(k_ptr + cols[:, None] * HEAD_D + dcols[None, :])
             v = tl.load(v_ptr + cols[:, None] * HEAD_D + dcols[None, :])
-        qk = tl.dot(q, tl.trans(k)) * qk_scale
+        qk = tl.dot(q, tl.trans(k))  # raw fp32 scores; the scale is applied inside the exponent's FMA
         if MASKED:
             allowed = (cols[None, :] <= rows[:, None]) & (cols[None, :] >= lb[:, None])
             qk = tl.where(allowed, qk, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-        p = tl.math.exp2(qk - m_new[:, None])
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)  # qk_scale > 0: the max commutes with it
+        p = tl.math.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score, then exp2
         alpha = tl.math.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, axis=1)
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
