@@ -38,7 +38,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -135,6 +135,7 @@ class FakeModelServer:
         self._requests: list[RecordedRequest] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._responder: Callable[[Any], Reply] | None = None
 
     # --- life cycle -----------------------------------------------------------------------------------
 
@@ -182,6 +183,12 @@ class FakeModelServer:
         with self._lock:
             self._queue.extend(replies)
 
+    def respond_with(self, responder: Callable[[Any], Reply]) -> None:
+        """Answer every request with `responder(request body)` instead of the script: a stateless model
+        for many concurrent conversations (it can tell them apart by their messages)."""
+        with self._lock:
+            self._responder = responder
+
     @property
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
@@ -202,7 +209,10 @@ class FakeModelServer:
         with self._lock:
             self._requests.append(request)
             number = len(self._requests)
-            reply = self._queue.popleft() if self._queue else None
+            responder = self._responder
+            reply = self._queue.popleft() if self._queue and responder is None else None
+        if responder is not None:
+            reply = responder(request.body)
         return number, reply
 
     def respond(self, request: RecordedRequest) -> tuple[int, dict[str, str], Any, float]:

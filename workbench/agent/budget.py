@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.errors import UsageError
-from workbench.session.config import SessionConfig
+from workbench.session.config import SessionConfig, TokenPrice
 from workbench.session.events import ModelCall, Usage
 
 Pricer = Callable[[str, Usage], float]  # model, usage -> dollars; raises a UsageError (UnpricedModel) when unknown
@@ -27,6 +27,30 @@ def table_pricer() -> Pricer:
 
     def price(model: str, usage: Usage) -> float:
         return prices.cost_usd(model, usage, table)
+
+    return price
+
+
+def session_pricer(config: SessionConfig) -> Pricer:
+    """The session's own price (a campaign's model entry) when it has one, else the shipped table."""
+    return price_pricer(config.price)
+
+
+def price_pricer(given: TokenPrice | None) -> Pricer:
+    """A pricer for one given price (USD per million tokens), or the shipped table for None."""
+    if given is None:
+        return table_pricer()
+    per_token = 1e-6
+
+    def price(model: str, usage: Usage) -> float:
+        cached = given.cached_input if given.cached_input is not None else given.input
+        write = given.cache_write if given.cache_write is not None else given.input
+        return per_token * (
+            usage.uncached_input * given.input
+            + usage.cache_read * cached
+            + usage.cache_write * write
+            + (usage.output + usage.reasoning) * given.output
+        )
 
     return price
 

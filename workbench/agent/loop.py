@@ -24,7 +24,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from workbench import paths
-from workbench.agent.budget import Budget, Pricer, check_priced, table_pricer
+from workbench.agent.budget import Budget, Pricer, check_priced, session_pricer
 from workbench.agent.tools import Mode, Stopped, ToolBox, ToolOutcome, truncate
 from workbench.catalog import Catalog, Task
 from workbench.errors import WorkbenchError
@@ -216,7 +216,7 @@ class AgentDriver:
         history = History.from_state(ctx.state(), config)
         budget = Budget.resumed(config, ctx.state().model_calls)
         try:
-            pricer = self.pricer or table_pricer()
+            pricer = self.pricer or session_pricer(config)
             priced = check_priced(config.model or "", config.allow_unpriced, config.max_usd, pricer)
             task = (self.catalog or Catalog(paths.tasks_root(), paths.guidance_root())).task(config.task)
             tools = self._toolbox(ctx, task)

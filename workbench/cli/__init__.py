@@ -6,6 +6,7 @@ import typer
 
 from workbench.cli.agent_cmds import design_cmd, run_cmd
 from workbench.cli.bench_cmd import bench_app
+from workbench.cli.campaign_cmds import campaign_app
 from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
 from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, reflow_help, stdout, user_errors
 from workbench.cli.eval_cmd import eval_cmd
@@ -31,7 +32,8 @@ app.command("design")(design_cmd)
 app.command("report")(report)
 app.add_typer(judge_app, name="judge")
 app.command("review")(review_cmd)
-reflow_help(app, tasks_app, bench_app, session_app, judge_app)
+app.add_typer(campaign_app, name="campaign")
+reflow_help(app, tasks_app, bench_app, session_app, judge_app, campaign_app)
 
 
 @app.callback(invoke_without_command=True)

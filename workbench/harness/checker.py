@@ -96,6 +96,17 @@ def versions() -> dict[str, str]:
     return {"python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__}
 
 
+def device_uuid(device: torch.device) -> str:
+    """The physical GPU's UUID (which of several identical GPUs ran the evaluation; CUDA_VISIBLE_DEVICES
+    renumbers them), or "" on the CPU or where torch cannot tell."""
+    if device.type != "cuda":
+        return ""
+    try:
+        return f"GPU-{torch.cuda.get_device_properties(device).uuid}"
+    except (AttributeError, RuntimeError):
+        return ""
+
+
 def main(argv: list[str]) -> int:
     results = ResultPipe(int(argv[1]))
     os.set_inheritable(results.fd, False)  # never passed on to the solution process
@@ -131,6 +142,7 @@ def main(argv: list[str]) -> int:
         device=str(device),
         status="runtime_error",
         device_name=device_name,
+        device_uuid=device_uuid(device),
         versions=versions(),
     )
 

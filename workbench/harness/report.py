@@ -123,6 +123,7 @@ class EvalReport(BaseModel):
     violations: list[Violation] = []
     triton_launches: int = 0
     device_name: str = ""
+    device_uuid: str = ""  # the physical GPU (GPU-...), as nvidia-smi -L names it; "" on the CPU
     versions: dict[str, str] = {}
     duration_s: float = 0.0
     sandbox: str = ""  # how the solution process was confined ("bubblewrap: ..." or "none: why")

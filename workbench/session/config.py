@@ -33,6 +33,18 @@ class ConfigError(SessionError):
     """A session.toml that is missing or invalid."""
 
 
+class TokenPrice(BaseModel):
+    """A model's price in USD per million tokens, given with the session (a campaign's model entry) instead
+    of the shipped price table. Omitted cache prices default to the input price."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+
+
 class SessionConfig(BaseModel):
     """The contents of `session.toml` (format 1). Paths inside are relative to the session directory."""
 
@@ -56,6 +68,7 @@ class SessionConfig(BaseModel):
     max_usd: float | None = Field(default=None, gt=0)  # agent driver: optional dollar budget
     allow_unpriced: bool = False  # agent driver: a model missing from the price table runs with cost null
     agent_mode: AgentMode = "code"  # agent driver: write kernels (code) or propose a design (design)
+    price: TokenPrice | None = None  # agent driver: the model's price, overriding the shipped price table
     debounce_ms: int = Field(default=500, ge=50, le=60_000)  # quiet time that ends a burst of writes
     solution: str = "solution.py"  # the file evaluated, relative to the workspace
     created: datetime
@@ -115,7 +128,13 @@ def dump_config(config: SessionConfig) -> str:
     """The TOML text of a config: scalars first, `[versions]` last; None values are left out."""
     data = config.model_dump()
     versions = data.pop("versions")
-    lines = [f"{key} = {_toml_value(value)}" for key, value in data.items() if value is not None]
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, dict):  # a small table (the price) as an inline table
+            inner = ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items() if v is not None)
+            lines.append(f"{key} = {{ {inner} }}")
+        elif value is not None:
+            lines.append(f"{key} = {_toml_value(value)}")
     lines += ["", "[versions]"]
     lines += [f"{json.dumps(key)} = {_toml_value(value)}" for key, value in sorted(versions.items())]
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ from workbench.session.config import (
     PROVIDERS,
     AgentMode,
     SessionConfig,
+    TokenPrice,
     collect_versions,
     new_session_id,
     write_config,
@@ -168,8 +169,14 @@ def create_session(
     allow_unpriced: bool = False,
     agent_mode: AgentMode = "code",
     now: datetime | None = None,
+    session_id: str | None = None,
+    price: TokenPrice | None = None,
 ) -> SessionRef:
-    """Validate the request, then write sessions/<id>/ (session.toml, workspace/). UsageError for bad input."""
+    """Validate the request, then write sessions/<id>/ (session.toml, workspace/). UsageError for bad input.
+
+    `session_id`: a chosen id instead of a new one (a campaign names its sessions after their cell); the
+    directory is made exclusively, so of two processes creating the same id one gets FileExistsError.
+    `price`: the agent model's price, overriding the shipped price table."""
     if driver not in DRIVERS:
         raise UsageError(f"unknown driver {driver!r}; expected one of: {', '.join(DRIVERS)}")
     if driver == "command" and not (command and command.strip()):
@@ -208,7 +215,7 @@ def create_session(
         guidance_text = render(shipped, guidance)
     created = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     config = SessionConfig(
-        id=new_session_id(task.id, created),
+        id=session_id or new_session_id(task.id, created),
         task=task.id,
         guidance=guidance,
         driver=driver,
@@ -227,6 +234,7 @@ def create_session(
         max_usd=max_usd,
         allow_unpriced=allow_unpriced,
         agent_mode=agent_mode,
+        price=price,
     )
     session_dir = store.root / config.id
     session_dir.mkdir(parents=True, exist_ok=False)

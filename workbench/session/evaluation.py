@@ -8,7 +8,9 @@ committed file (not the live workspace) is what gets evaluated.
 from __future__ import annotations
 
 import fcntl
+import os
 import re
+import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -31,14 +33,29 @@ class EvalJob:
     keep: bool = False  # never superseded by a newer revision
 
 
+def physical_device(device: str) -> str | None:
+    """The lock name of the device an evaluation on `device` uses: this host and the GPU's index as the
+    driver counts them (CUDA_VISIBLE_DEVICES maps "cuda:N" to its N-th entry: a campaign pins each session
+    to one GPU, and sessions pinned to different GPUs must not wait for each other). None for the CPU:
+    nothing is timed there, so evaluations need not take turns."""
+    if not device.startswith("cuda"):
+        return None
+    index = int(device.partition(":")[2] or 0)
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    physical = visible[index] if "CUDA_VISIBLE_DEVICES" in os.environ and index < len(visible) else str(index)
+    return f"{socket.gethostname()}-cuda-{physical}"
+
+
 @contextmanager
 def device_lock(lock_dir: Path | None, device: str) -> Iterator[None]:
-    """Hold an exclusive lock per device across processes (all runners sharing one sessions root)."""
-    if lock_dir is None:
+    """Hold an exclusive lock per physical GPU across processes (all runners sharing one sessions root,
+    on one or many hosts); CPU evaluations take none."""
+    name = physical_device(device)
+    if lock_dir is None or name is None:
         yield
         return
     lock_dir.mkdir(parents=True, exist_ok=True)
-    with (lock_dir / f"{re.sub(r'[^A-Za-z0-9_-]', '_', device)}.lock").open("a+") as handle:
+    with (lock_dir / f"{re.sub(r'[^A-Za-z0-9_-]', '_', name)}.lock").open("a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -1,0 +1,132 @@
+"""A campaign's units of work, expanded from its file, and what `campaign plan` estimates for them.
+
+A unit is one agent session: (model, task, guidance configuration, repetition) coding on a GPU, or the
+same cell's design run (no GPU). Judging is a step of a finished unit, not a unit of its own. Each unit's
+session id is fixed by the cell (`<campaign>--<model>--<task>--<config>--r<rep>[--design]`), so a unit can
+never get two sessions: creating the directory is exclusive, and a rerun finds it.
+
+Pairing: the guided and unguided units of one (model, task, repetition) differ only in their guidance
+configuration; they share the task files, the workloads, the tools, the device model and the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from workbench.campaign.spec import Campaign, CampaignError, ModelEntry
+from workbench.catalog import Catalog, GuidanceConfig
+from workbench.errors import WorkbenchError
+
+UnitKind = Literal["code", "design"]
+CONFIG_SLUG = {"none": "none", "L1": "L1", "L1+L2": "L1L2", "L1+L2+L3": "L1L2L3"}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One session of the matrix."""
+
+    campaign: str
+    model: ModelEntry
+    task: str
+    guidance: GuidanceConfig
+    repetition: int  # 1-based
+    kind: UnitKind = "code"
+
+    @property
+    def key(self) -> str:
+        """The cell, as it appears in the session id: unique within the campaign."""
+        tail = "--design" if self.kind == "design" else ""
+        return f"{self.model.slug}--{self.task}--{CONFIG_SLUG[self.guidance]}--r{self.repetition}{tail}"
+
+    @property
+    def session_id(self) -> str:
+        return f"{self.campaign}--{self.key}"
+
+    @property
+    def needs_gpu(self) -> bool:
+        return self.kind == "code"
+
+    @property
+    def pair(self) -> str:
+        """Guided and unguided units of one model, task, repetition and kind share this."""
+        return f"{self.model.slug}--{self.task}--r{self.repetition}--{self.kind}"
+
+
+def campaign_tasks(campaign: Campaign, catalog: Catalog) -> list[str]:
+    """The task ids the campaign names, checked against the catalog."""
+    spec = campaign.spec
+    known = catalog.task_ids()
+    if spec.tasks == "all":
+        return known
+    if isinstance(spec.tasks, list):
+        unknown = [t for t in spec.tasks if t not in known]
+        if unknown:
+            raise CampaignError(campaign.path, f"unknown task(s) {unknown}; known: {', '.join(known)}", key="tasks")
+        if len(set(spec.tasks)) != len(spec.tasks):
+            raise CampaignError(campaign.path, "a task is listed twice", key="tasks")
+        return list(spec.tasks)
+    category = spec.tasks.category
+    chosen = [t for t in known if catalog.task(t).spec.category == category]
+    if not chosen:
+        categories = sorted({catalog.task(t).spec.category for t in known})
+        raise CampaignError(campaign.path, f"no task in category {category!r}; categories: {', '.join(categories)}", key="tasks")
+    return chosen
+
+
+def expand(campaign: Campaign, catalog: Catalog) -> list[Unit]:
+    """Every unit of the campaign, in a stable order (repetition, model, task, configuration)."""
+    spec = campaign.spec
+    tasks = campaign_tasks(campaign, catalog)
+    for task_id in tasks:
+        if any(g != "none" for g in spec.guidance) and catalog.guidance(task_id) is None:
+            message = f'task {task_id} ships no guidance; leave it out or use guidance = ["none"]'
+            raise CampaignError(campaign.path, message, key="guidance")
+        for name in spec.workloads or []:
+            try:
+                catalog.task(task_id).workload(name)
+            except WorkbenchError as exc:
+                raise CampaignError(campaign.path, exc.message, key="workloads") from None
+    kinds: list[UnitKind] = ["code", "design"] if spec.design_runs else ["code"]
+    return [
+        Unit(spec.name, model, task_id, config, rep, kind)
+        for rep in range(1, spec.repetitions + 1)
+        for model in spec.models
+        for task_id in tasks
+        for config in spec.guidance
+        for kind in kinds
+    ]
+
+
+@dataclass(frozen=True)
+class UnitEstimate:
+    usd: float | None  # None: the model has no price
+    gpu_hours: float
+
+
+def estimate(campaign: Campaign, unit: Unit) -> UnitEstimate:
+    """A rough cost and GPU time from the campaign's [estimate] assumptions (per turn, times the expected
+    turns); design runs use no GPU; judging adds its own dollars."""
+    from workbench.agent.budget import price_pricer
+    from workbench.errors import UsageError
+    from workbench.session.events import Usage
+
+    spec = campaign.spec
+    est = spec.estimate
+    turns = max(1.0, spec.max_turns * est.turns)
+    cached = int(est.input_tokens_per_turn * est.cached_fraction)
+    usage = Usage(uncached_input=est.input_tokens_per_turn - cached, cache_read=cached, output=est.output_tokens_per_turn)
+    try:
+        per_turn: float | None = price_pricer(unit.model.price)(unit.model.model, usage)
+    except UsageError:
+        per_turn = None
+    usd = None if per_turn is None else per_turn * turns
+    if usd is not None and spec.max_usd is not None:
+        usd = min(usd, spec.max_usd)
+    if usd is not None and spec.judge is not None:
+        usd += est.judge_usd
+    gpu_hours = 0.0 if not unit.needs_gpu or spec.device == "cpu" else turns * est.gpu_seconds_per_turn / 3600
+    return UnitEstimate(usd, gpu_hours)
+
+
+__all__ = ["CONFIG_SLUG", "Unit", "UnitEstimate", "UnitKind", "campaign_tasks", "estimate", "expand"]

@@ -1,0 +1,207 @@
+"""Runs a campaign's units to the end on a pool: GPU slots and CPU slots, retries, resume, progress.
+
+- One coding session per GPU at a time; design runs and judging (no GPU) beside them, at most `cpu_slots`
+  at once. On a CPU campaign (`device = "cpu"`) every session takes a CPU slot.
+- A job that ends frees its slot at once; the next job that fits starts.
+- What is left is read from disk at the start (finished sessions are skipped; cut-off ones resumed), so a
+  rerun after any interruption continues where the last one stopped.
+- A unit whose session failed (or whose process died) is run again, resuming the same session, at most
+  `retries` times; each attempt, its host, GPU, exit code and reason are kept in the campaign's records.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+
+from workbench.campaign.plan import Unit
+from workbench.campaign.pools import Job, JobResult, Pool
+from workbench.campaign.records import Attempt, UnitRecord, load_record, save_record
+from workbench.campaign.spec import Campaign
+from workbench.campaign.work import UnitStatus, store_for, unit_status
+from workbench.errors import UsageError
+
+DONE_STATES = ("finished", "judged")
+
+
+@dataclass
+class Snapshot:
+    """Where the run stands, for the progress display."""
+
+    total: int
+    done: int = 0
+    running: int = 0
+    failed: int = 0  # given up (retries used)
+    elsewhere: int = 0  # run by another coordinator right now
+    spend_usd: float = 0.0
+    started: float = field(default_factory=time.time)
+    job_seconds: list[float] = field(default_factory=list)
+    slots: int = 1
+    queued: int = 0
+    last: str = ""  # the latest job that ended, in words
+
+    @property
+    def pending(self) -> int:
+        return max(0, self.total - self.done - self.running - self.failed - self.elsewhere)
+
+    @property
+    def elapsed(self) -> float:
+        return time.time() - self.started
+
+    def remaining_s(self) -> float | None:
+        """Mean job time this run x jobs left / slots; None before any job ended."""
+        if not self.job_seconds:
+            return None
+        mean = sum(self.job_seconds) / len(self.job_seconds)
+        return mean * (self.queued + self.running) / max(1, self.slots)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        campaign: Campaign,
+        units: list[Unit],
+        pool: Pool,
+        on_update: Callable[[Snapshot], None] | None = None,
+        poll_s: float = 0.5,
+    ) -> None:
+        self.campaign = campaign
+        self.units = {u.key: u for u in units}
+        self.pool = pool
+        self.on_update = on_update or (lambda snapshot: None)
+        self.poll_s = poll_s
+        self.store = store_for(campaign)
+        self.status: dict[str, UnitStatus] = {}
+        self.records: dict[str, UnitRecord] = {}
+
+    # --- decisions --------------------------------------------------------------------------------------
+
+    def _next_job(self, unit: Unit, status: UnitStatus, record: UnitRecord) -> Job | None:
+        """The job the unit needs now, or None (done, given up, or running elsewhere)."""
+        spec = self.campaign.spec
+        gpu = unit.needs_gpu and spec.device == "cuda"
+        if record.gave_up:
+            return None
+        if status.state == "running":
+            return None
+        if status.state == "judged" or (status.state == "finished" and spec.judge is None):
+            return None
+        if status.state == "finished":
+            if record.failures("judge") > spec.retries:
+                record.gave_up = f"judging failed {record.failures('judge')} time(s)"
+                return None
+            return Job(unit.key, "judge", needs_gpu=False)
+        if record.failures("run") > spec.retries:
+            last = next((a.reason for a in reversed(record.attempts) if a.step == "run" and a.reason), status.reason)
+            record.gave_up = f"failed {record.failures('run')} time(s): {last}"
+            return None
+        return Job(unit.key, "run", needs_gpu=gpu)
+
+    def _refresh(self, key: str) -> UnitStatus:
+        self.status[key] = unit_status(self.campaign, self.units[key], self.store)
+        return self.status[key]
+
+    # --- the run ------------------------------------------------------------------------------------------
+
+    def run(self) -> Snapshot:
+        spec = self.campaign.spec
+        snapshot = Snapshot(total=len(self.units))
+        queue: deque[Job] = deque()
+        for key, unit in self.units.items():
+            status = self._refresh(key)
+            record = self.records[key] = load_record(self.campaign, key, unit.session_id)
+            job = self._next_job(unit, status, record)
+            if job is not None:
+                queue.append(job)
+            elif status.state == "running":
+                snapshot.elsewhere += 1
+            elif record.gave_up:
+                snapshot.failed += 1
+            else:
+                snapshot.done += 1
+        gpus: list[str | None] = self.pool.gpu_capacity(spec.gpus) if spec.device == "cuda" else []
+        if any(job.needs_gpu for job in queue) and not gpus:
+            raise UsageError(
+                f"campaign {spec.name} has coding sessions on the GPU but no GPU is available "
+                f'(gpus = {spec.gpus!r}); use device = "cpu" for CPU evaluation'
+            )
+        free_gpus = list(gpus)
+        free_cpu = spec.cpu_slots
+        snapshot.slots = len(gpus) + spec.cpu_slots
+        snapshot.spend_usd = sum(s.cost_usd or 0.0 for s in self.status.values())
+        in_flight: dict[Future[JobResult], tuple[Job, str | None]] = {}
+        snapshot.queued = len(queue)
+        self.on_update(snapshot)
+        try:
+            while queue or in_flight:
+                for job in list(queue):  # start every job that fits a free slot, in queue order
+                    if job.needs_gpu and free_gpus:
+                        gpu = free_gpus.pop(0)
+                    elif not job.needs_gpu and free_cpu > 0:
+                        free_cpu -= 1
+                        gpu = None
+                    else:
+                        continue
+                    queue.remove(job)
+                    in_flight[self.pool.submit(job, gpu)] = (job, gpu)
+                snapshot.running, snapshot.queued = len(in_flight), len(queue)
+                self.on_update(snapshot)
+                finished, _ = wait(list(in_flight), timeout=self.poll_s, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    job, gpu = in_flight.pop(future)
+                    if job.needs_gpu:
+                        free_gpus.append(gpu)
+                    else:
+                        free_cpu += 1
+                    follow = self._finish(job, future, snapshot)
+                    if follow is not None:
+                        queue.append(follow)
+                snapshot.running, snapshot.queued = len(in_flight), len(queue)
+                snapshot.spend_usd = sum(s.cost_usd or 0.0 for s in self.status.values())
+                self.on_update(snapshot)
+        finally:
+            for future in in_flight:
+                future.cancel()
+        return snapshot
+
+    def _finish(self, job: Job, future: Future[JobResult], snapshot: Snapshot) -> Job | None:
+        """Record an ended job and return the unit's next job, if any."""
+        unit = self.units[job.key]
+        try:
+            result = future.result()
+            returncode, host, gpu, started, ended, tail = (
+                result.returncode, result.host, result.gpu, result.started, result.ended, result.tail,
+            )  # fmt: skip
+        except Exception as exc:  # the pool could not run it (a Ray node lost, ...): an attempt that failed
+            returncode, host, gpu, started, ended, tail = -1, "?", "", time.time(), time.time(), f"{type(exc).__name__}: {exc}"
+        status = self._refresh(job.key)
+        record = self.records[job.key]
+        ok = status.state in DONE_STATES if job.step == "run" else status.state == "judged" or status.judged
+        reason = "" if ok else (status.reason or _last_line(tail) or f"exit code {returncode}")
+        attempt = Attempt(
+            step=job.step, started=started, ended=ended, host=host, gpu=gpu, returncode=returncode,
+            state=status.state, reason=reason,
+        )  # fmt: skip
+        record.attempts.append(attempt)
+        snapshot.job_seconds.append(ended - started)
+        follow = self._next_job(unit, status, record)
+        save_record(self.campaign, record)
+        if follow is None:
+            if record.gave_up:
+                snapshot.failed += 1
+            else:
+                snapshot.done += 1
+        gpu_note = f" on GPU {gpu}" if gpu else ""
+        snapshot.last = f"{unit.key} ({job.step}{gpu_note}): {status.state}" + (f" ({reason})" if reason else "")
+        return follow
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+__all__ = ["Scheduler", "Snapshot"]

@@ -1,0 +1,233 @@
+"""`campaign plan | run | status`: the paper's experiment matrix from one campaign file (workbench/campaign/)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout
+
+if TYPE_CHECKING:
+    from workbench.campaign.plan import Unit
+    from workbench.campaign.scheduler import Snapshot
+    from workbench.campaign.spec import Campaign
+
+campaign_app = typer.Typer(help="Run a matrix of agent sessions (models x tasks x guidance) to the end, resumably.")
+
+FileArg = Annotated[Path, typer.Argument(metavar="FILE", help="The campaign file (TOML).")]
+
+
+def _load(path: Path, tasks_dir: Path | None, guidance_dir: Path | None) -> tuple[Campaign, list[Unit]]:
+    from workbench.campaign.plan import expand
+    from workbench.campaign.spec import load_campaign
+
+    campaign = load_campaign(path)
+    return campaign, expand(campaign, catalog(tasks_dir, guidance_dir))
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
+
+
+@campaign_app.command("plan")
+def plan_cmd(file: FileArg, tasks_dir: TasksDir = None, guidance_dir: GuidanceDir = None) -> None:
+    """Print the sessions the campaign would run (those already finished marked) and an estimate of their cost
+    and GPU hours, from the file's [estimate] assumptions (a fraction of max_turns per session, tokens and GPU
+    seconds per turn). Nothing is run or written."""
+    from rich.table import Table
+
+    from workbench.campaign.plan import estimate
+    from workbench.campaign.status import campaign_status
+
+    with user_errors():
+        campaign, units = _load(file, tasks_dir, guidance_dir)
+        status = {r.unit.key: r.state for r in campaign_status(campaign, units).rows}
+    table = Table(title=f"campaign {campaign.name}: {len(units)} session(s) in {campaign.sessions_dir}")
+    for column in ("session", "kind", "gpu", "state", "est. $", "est. GPU h"):
+        table.add_column(column, justify="right" if column.startswith("est") else "left")
+    total_usd: float | None = 0.0
+    total_gpu = 0.0
+    left = 0
+    for unit in units:
+        guess = estimate(campaign, unit)
+        state = status[unit.key]
+        todo = state not in ("finished", "judged", "gave_up")
+        left += todo
+        if todo:
+            total_gpu += guess.gpu_hours
+            total_usd = None if total_usd is None or guess.usd is None else total_usd + guess.usd
+        usd = "n/a" if guess.usd is None else f"{guess.usd:.2f}"
+        table.add_row(unit.session_id, unit.kind, "yes" if unit.needs_gpu and campaign.spec.device == "cuda" else "no",
+                      state, usd, f"{guess.gpu_hours:.2f}")  # fmt: skip
+    console = stdout()
+    console.print(table)
+    cost = "n/a (a model has no price)" if total_usd is None else f"${total_usd:,.2f}"
+    console.print(f"left to run: {left} of {len(units)} session(s); estimated cost {cost}, GPU time {total_gpu:.1f} h")
+
+
+class _Live:
+    """The live progress display: counts, elapsed, estimated remaining, spend, the latest ended job."""
+
+    def __init__(self, name: str) -> None:
+        import sys
+
+        from rich.live import Live
+
+        self.name = name
+        self.tty = sys.stdout.isatty()
+        self.live = Live(refresh_per_second=2, console=stdout(), transient=False) if self.tty else None
+        self.last_line = ""
+        self.last_print = 0.0
+
+    def line(self, s: Snapshot) -> str:
+        return (
+            f"campaign {self.name}: {s.done}/{s.total} done, {s.running} running, {s.queued} queued, {s.failed} failed"
+            + (f", {s.elsewhere} run elsewhere" if s.elsewhere else "")
+            + f" | elapsed {_duration(s.elapsed)}, remaining ~{_duration(s.remaining_s())} | spend ${s.spend_usd:.4f}"
+        )
+
+    def __call__(self, s: Snapshot) -> None:
+        text = self.line(s) + (f"\n  last: {s.last}" if s.last else "")
+        if self.live is not None:
+            self.live.update(text)
+            return
+        if text != self.last_line and (time.time() - self.last_print > 5 or s.last != self.last_line.partition("last: ")[2]):
+            write_stdout(text.replace("\n  ", " | ") + "\n")
+            self.last_line, self.last_print = text, time.time()
+
+    def __enter__(self) -> _Live:
+        if self.live is not None:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
+@campaign_app.command("run")
+def run_cmd(
+    file: FileArg,
+    executor: Annotated[str, typer.Option("--executor", help="local (processes here) or ray.")] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option("--address", help="Ray: an existing cluster (ray://head:10001, or auto); default: a local instance."),
+    ] = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Run every session of the campaign that is not finished, with a live progress display.
+
+    Local executor: one coding session per GPU of `gpus` at a time (its evaluations and sandbox see only that
+    GPU), design runs and judging beside them up to `cpu_slots`. Ray executor: each session is a Ray task
+    asking for one GPU (or none), on an existing cluster with --address or a local instance; the sessions
+    directory must be shared by every node. Rerunning skips finished sessions, resumes sessions that were cut
+    off (no logged model call is repeated, no budget spent twice) and retries failed ones up to `retries`.
+    Exit code 0 when every session finished, 1 when some failed for good, 2 for bad usage.
+    """
+    from workbench.campaign.pools import LocalPool, Pool, RayPool, job_command
+    from workbench.campaign.scheduler import Scheduler
+    from workbench.campaign.status import campaign_status
+
+    if executor not in ("local", "ray"):
+        raise fail(f"--executor must be local or ray (got {executor!r})")
+    if address and executor != "ray":
+        raise fail("--address is for --executor ray")
+    with user_errors():
+        campaign, units = _load(file, tasks_dir, guidance_dir)
+        campaign.sessions_dir.mkdir(parents=True, exist_ok=True)
+
+        def command_for(job):  # type: ignore[no-untyped-def]
+            return job_command(campaign.path, job, tasks_dir and tasks_dir.resolve(), guidance_dir and guidance_dir.resolve())
+
+        spec = campaign.spec
+        pool: Pool
+        if executor == "ray":
+            pool = RayPool(command_for, Path.cwd(), address, num_cpus=None if address else spec.cpu_slots + 1)
+        else:
+            workers = spec.cpu_slots + (len(spec.gpus) if isinstance(spec.gpus, list) else 64)
+            pool = LocalPool(command_for, Path.cwd(), max_workers=workers)
+        display = _Live(campaign.name)
+        try:
+            with display:
+                snapshot = Scheduler(campaign, units, pool, on_update=display).run()
+        except KeyboardInterrupt:
+            raise fail("interrupted; `campaign run` again resumes the campaign where it stopped", 130) from None
+        finally:
+            pool.close()
+        write_stdout(display.line(snapshot) + "\n")
+        status = campaign_status(campaign, units)
+    for row in status.rows:
+        if row.gave_up:
+            write_stdout(f"failed: {row.unit.session_id}: {row.gave_up}\n")
+    raise typer.Exit(EXIT_OK if all(r.state in ("finished", "judged") for r in status.rows) else EXIT_FAILED)
+
+
+@campaign_app.command("status")
+def status_cmd(
+    file: FileArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (counts, cells, every unit).")] = False,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Show the campaign's progress from the sessions on disk: per model and guidance configuration the
+    sessions done, passed, running and failed, and the spend; with --json every unit too. Exit code 0 when
+    every session is finished, 1 otherwise."""
+    from rich.table import Table
+
+    from workbench.campaign.status import campaign_status
+
+    with user_errors():
+        campaign, units = _load(file, tasks_dir, guidance_dir)
+        status = campaign_status(campaign, units)
+    if as_json:
+        write_stdout(json.dumps(status.to_json(), indent=2) + "\n")
+    else:
+        table = Table(title=f"campaign {campaign.name} ({campaign.sessions_dir})")
+        for column in ("model", "guidance", "kind", "done", "passed", "running", "failed", "spend $"):
+            table.add_column(column, justify="left" if column in ("model", "guidance", "kind") else "right")
+        for cell in status.cells():
+            table.add_row(cell.model, cell.guidance, cell.kind, f"{cell.done}/{cell.total}", str(cell.passed),
+                          str(cell.running), str(cell.failed), f"{cell.spend_usd:.4f}")  # fmt: skip
+        console = stdout()
+        console.print(table)
+        counts = ", ".join(f"{n} {state}" for state, n in sorted(status.counts().items()))
+        console.print(f"{len(status.rows)} session(s): {counts}; spend ${status.spend_usd:.4f}")
+    raise typer.Exit(EXIT_OK if status.complete and not any(r.gave_up for r in status.rows) else EXIT_FAILED)
+
+
+@campaign_app.command("unit", hidden=True)
+def unit_cmd(
+    file: FileArg,
+    key: Annotated[str, typer.Argument(help="The unit's key (as in its session id after the campaign name).")],
+    step: Annotated[str, typer.Option("--step", help="run or judge.")] = "run",
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """One unit of a campaign (what `campaign run` starts per job): run or judge its session, then exit 0 when
+    the step reached its goal, 1 otherwise."""
+    from workbench.campaign.work import judge_unit, run_unit
+
+    if step not in ("run", "judge"):
+        raise fail(f"--step must be run or judge (got {step!r})")
+    with user_errors():
+        campaign, units = _load(file, tasks_dir, guidance_dir)
+        unit = next((u for u in units if u.key == key), None)
+        if unit is None:
+            raise fail(f"campaign {campaign.name} has no unit {key!r}")
+        cat = catalog(tasks_dir, guidance_dir)
+        status = run_unit(campaign, cat, unit) if step == "run" else judge_unit(campaign, cat, unit)
+    write_stdout(f"{unit.session_id}: {status.state}" + (f" ({status.reason})" if status.reason else "") + "\n")
+    goal = ("finished", "judged") if step == "run" else ("judged",)
+    raise typer.Exit(EXIT_OK if status.state in goal else EXIT_FAILED)
+
+
+__all__ = ["campaign_app"]
