@@ -67,13 +67,17 @@ class Scheduler:
         pool: Pool,
         on_update: Callable[[Snapshot], None] | None = None,
         poll_s: float = 0.5,
+        status_of: Callable[[Unit], UnitStatus] | None = None,
     ) -> None:
+        """`status_of`: what is known about a unit (default: read from its session on disk; the scheduling
+        benchmark passes simulated sessions)."""
         self.campaign = campaign
         self.units = {u.key: u for u in units}
         self.pool = pool
         self.on_update = on_update or (lambda snapshot: None)
         self.poll_s = poll_s
         self.store = store_for(campaign)
+        self.status_of = status_of or (lambda unit: unit_status(campaign, unit, self.store))
         self.status: dict[str, UnitStatus] = {}
         self.records: dict[str, UnitRecord] = {}
 
@@ -101,7 +105,7 @@ class Scheduler:
         return Job(unit.key, "run", needs_gpu=gpu)
 
     def _refresh(self, key: str) -> UnitStatus:
-        self.status[key] = unit_status(self.campaign, self.units[key], self.store)
+        self.status[key] = self.status_of(self.units[key])
         return self.status[key]
 
     # --- the run ------------------------------------------------------------------------------------------

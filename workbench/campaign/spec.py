@@ -230,8 +230,11 @@ def load_campaign(path: Path) -> Campaign:
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        raise CampaignError(path, f"not valid TOML: {exc.msg if hasattr(exc, 'msg') else exc}", line=line) from None
+        text_of = str(exc)
+        at = re.search(r"\(at line (\d+), column \d+\)", text_of)
+        line = int(at.group(1)) if at else (len(text.splitlines()) or 1) if "end of document" in text_of else None
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", text_of)
+        raise CampaignError(path, f"not valid TOML: {message}", line=line) from None
     try:
         spec = CampaignSpec.model_validate(data)
     except ValidationError as exc:
@@ -239,6 +242,8 @@ def load_campaign(path: Path) -> Campaign:
         # a union (tasks, gpus) reports one error per alternative: keep the most specific
         first = max(errors, key=lambda e: len(e["loc"]))
         loc = tuple(p for p in first["loc"] if p not in ("list[str]", "CategoryFilter", "literal['all']", "list[int]"))
+        if loc and loc[0] in ("tasks", "gpus") and first["type"] != "value_error":
+            loc = loc[:1]  # one of the union's forms: name the key itself
         message = first["msg"].removeprefix("Value error, ")
         if first["type"] not in ("missing", "value_error") and "input" in first:
             message += f" (got {first['input']!r})"

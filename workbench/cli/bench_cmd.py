@@ -170,3 +170,38 @@ def bench_tui(
             str(row["measure"]), str(row["n"]), f"{row['median']:.3f} {unit}", f"{row['max']:.3f} {unit}", str(row["goal"])
         )
     stdout().print(table)
+
+
+@bench_app.command("campaign")
+def bench_campaign(
+    slots: Annotated[list[int] | None, typer.Option("--slots", min=1, help="GPU slots (repeatable; default 1 2 4 8).")] = None,
+    sessions: Annotated[int, typer.Option("--sessions", min=1, help="Simulated sessions per run.")] = 64,
+    seconds: Annotated[float, typer.Option("--seconds", min=0.01, help="How long each session holds its slot.")] = 0.25,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON rows.")] = False,
+) -> None:
+    """Measure the campaign scheduler with simulated sessions (each holds one GPU slot for a fixed time): the
+    wall time against the ideal ceil(sessions / slots) x seconds. Exit code 1 when a run is more than 10% over."""
+    import tempfile
+
+    from workbench.campaign.simulate import measure
+
+    rows = []
+    for n in slots or [1, 2, 4, 8]:
+        with tempfile.TemporaryDirectory(prefix="d2k-sched-") as tmp:
+            rows.append(measure(Path(tmp), n, sessions, seconds))
+    if as_json:
+        payload = [
+            {"slots": m.slots, "sessions": m.sessions, "seconds": m.seconds, "wall_s": round(m.wall_s, 4),
+             "ideal_s": m.ideal_s, "overhead": round(m.overhead, 4), "peak": m.peak}
+            for m in rows
+        ]  # fmt: skip
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        table = Table(title=f"campaign scheduler: {sessions} simulated sessions of {seconds:g} s")
+        for column in ("slots", "wall s", "ideal s", "over ideal", "peak concurrent"):
+            table.add_column(column, justify="right")
+        for m in rows:
+            table.add_row(str(m.slots), f"{m.wall_s:.3f}", f"{m.ideal_s:.3f}", f"{m.overhead:+.1%}", str(m.peak))
+        stdout().print(table)
+    if any(m.overhead > 0.10 for m in rows):
+        raise typer.Exit(EXIT_FAILED)
