@@ -10,4 +10,9 @@ python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d .whl pydantic==2.14.4 pydantic_core==2.50.5 annotated_types typing_inspection typing_extensions \
   gitpython gitdb smmap watchfiles
+# The built-in agent's OpenAI SDK and what it needs (campaign and agent sessions run headless there,
+# talking to a model server on 127.0.0.1 such as the tests' scripted one).
+python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  -d .whl "openai>=3,<4" httpx2 httpcore2 anyio sniffio jiter idna truststore h11 distro
 ls .whl

@@ -9,6 +9,7 @@ environment variable, else the folder of that name in the checkout the package r
 | guidance | `--guidance-dir` | `D2K_GUIDANCE_DIR` | `<checkout>/guidance` |
 | sessions | `--sessions-dir` | `D2K_SESSIONS_DIR` | `<checkout>/sessions` |
 | shipped example sessions | - | `D2K_EXAMPLES_DIR` | `<checkout>/sessions/examples` |
+| campaign files (the TUI's Campaigns screen) | - | `D2K_CAMPAIGNS_DIR` | `<checkout>/campaigns` |
 
 The checkout (`REPO_ROOT`) is the folder above the `workbench` package: the workbench is installed
 editable from its repository (`pip install -e .`, as the README's set-up does), so the defaults do not
@@ -32,12 +33,14 @@ ENV_VARS = {
     "guidance": "D2K_GUIDANCE_DIR",
     "sessions": "D2K_SESSIONS_DIR",
     "examples": "D2K_EXAMPLES_DIR",
+    "campaigns": "D2K_CAMPAIGNS_DIR",
 }
 DEFAULTS = {
     "tasks": REPO_ROOT / "tasks",
     "guidance": REPO_ROOT / "guidance",
     "sessions": REPO_ROOT / "sessions",
     "examples": REPO_ROOT / "sessions" / "examples",
+    "campaigns": REPO_ROOT / "campaigns",
 }
 
 
@@ -64,6 +67,10 @@ def sessions_root(explicit: Path | None = None) -> Path:
 
 def examples_root(explicit: Path | None = None) -> Path:
     return _root("examples", explicit)
+
+
+def campaigns_root(explicit: Path | None = None) -> Path:
+    return _root("campaigns", explicit)
 
 
 def default_help(kind: str) -> str:

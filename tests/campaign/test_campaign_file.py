@@ -17,6 +17,8 @@ from workbench.cli import app
 from .helpers import TASK_IDS, make_suite, write_campaign
 
 BASE = "http://127.0.0.1:9/v1"
+PROVIDER = 'provider = "openai"\nmodel = "local-coder"'
+PRICE = "price = { input = 0.2, output = 0.6 }"
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ def context(tmp_path: Path, examples_dir: Path) -> WorkbenchContext:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     tasks, guidance = copy_tasks(tmp_path / "catalogue")
-    return WorkbenchContext.from_roots(tasks, guidance, sessions, examples_dir)
+    return WorkbenchContext.from_roots(tasks, guidance, sessions, examples_dir, tmp_path / "campaigns")
 
 
 @pytest.fixture

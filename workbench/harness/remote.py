@@ -26,7 +26,9 @@ from workbench.harness import sandbox
 from workbench.harness.report import Violation
 from workbench.harness.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 
-PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
+# CUDA_DEVICE_ORDER: the GPU index given below means the same GPU inside as outside (a campaign pins
+# sessions by index in PCI bus order)
+PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH", "CUDA_DEVICE_ORDER")
 HOST_CODE = (
     "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution_host import main; "
     "from workbench.harness.fast_exit import exit_now; exit_now(main(sys.argv))"

@@ -25,8 +25,12 @@ evaluation. Inside the sandbox that `wrap` builds, the process sees:
 - an environment holding exactly the variables the caller passes (`--clearenv`), no capabilities,
   a new session (no terminal injection), and death when its parent dies (`--die-with-parent`).
 
-What it does NOT do: it does not limit GPU access (a CUDA process gets the device nodes of every GPU;
-CUDA_VISIBLE_DEVICES only narrows what CUDA shows), CPU time, memory, the number of processes or the
+GPU access: where the process's CUDA_VISIBLE_DEVICES names GPUs by index in PCI bus order
+(CUDA_DEVICE_ORDER=PCI_BUS_ID, as a campaign pins each session), only those GPUs' /dev/nvidiaN nodes are
+bound, so the process cannot open the other GPUs whatever it sets; otherwise every GPU's node is bound
+and CUDA_VISIBLE_DEVICES only narrows what CUDA shows.
+
+What it does NOT do: it does not limit CPU time, memory, the number of processes or the
 size of /tmp and /dev/shm (tmpfs in RAM: a solution can fill memory); the checker's deadline and OS
 limits are the defence there. Whatever on the host is readable and not hidden can be read (/etc,
 /usr, /sys, other folders of the machine); where the harness runs as root, the process keeps uid 0
@@ -56,6 +60,7 @@ import functools
 import glob
 import os
 import pwd
+import re
 import shutil
 import site
 import subprocess
@@ -132,18 +137,54 @@ def _is_gpu(device: str) -> bool:
     return device.startswith("cuda")
 
 
-def _gpu_device_nodes() -> list[str]:
+NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")  # one folder per GPU, named by PCI bus id
+
+
+def visible_gpu_minors(env: Mapping[str, str]) -> set[int] | None:
+    """The device minors (/dev/nvidiaN) of the GPUs an environment's CUDA_VISIBLE_DEVICES names, or None
+    when that cannot be told for sure (then every GPU's node is bound, as before).
+
+    Only indices in PCI bus order are mapped (CUDA_DEVICE_ORDER=PCI_BUS_ID, which a campaign sets when it
+    pins a session to a GPU): index i is the i-th GPU by bus id in the driver's list, and its minor is the
+    "Device Minor" of that GPU's information file."""
+    visible = env.get("CUDA_VISIBLE_DEVICES")
+    if visible is None or env.get("CUDA_DEVICE_ORDER", os.environ.get("CUDA_DEVICE_ORDER")) != "PCI_BUS_ID":
+        return None
+    entries = [v.strip() for v in visible.split(",") if v.strip()]
+    if not all(e.isdigit() for e in entries):
+        return None  # UUIDs or MIG names: not mapped here
+    try:
+        gpus = sorted(NVIDIA_GPUS.iterdir(), key=lambda p: p.name.lower())
+        minors: set[int] = set()
+        for entry in entries:
+            info = (gpus[int(entry)] / "information").read_text()
+            found = re.search(r"Device Minor:\s*(\d+)", info)
+            if found is None:
+                return None
+            minors.add(int(found.group(1)))
+    except (OSError, IndexError):
+        return None
+    return minors
+
+
+def _gpu_device_nodes(minors: set[int] | None = None) -> list[str]:
+    """The GPU device nodes to bind: with `minors`, of the other NVIDIA GPUs only their /dev/nvidiaN is left
+    out (the control, UVM and MIG nodes every CUDA process needs stay)."""
     nodes: list[str] = []
     for pattern in GPU_DEVICE_GLOBS:
-        nodes.extend(sorted(glob.glob(pattern)))
+        for node in sorted(glob.glob(pattern)):
+            number = re.fullmatch(r"/dev/nvidia(\d+)", node)
+            if minors is not None and number is not None and int(number.group(1)) not in minors:
+                continue
+            nodes.append(node)
     return nodes
 
 
-def _base_args(gpu: bool) -> list[str]:
+def _base_args(gpu: bool, minors: set[int] | None = None) -> list[str]:
     """The fixed first mounts: read-only root, a minimal /dev (+ GPU nodes), /proc, private /tmp, /dev/shm."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev"]
     if gpu:
-        for node in _gpu_device_nodes():
+        for node in _gpu_device_nodes(minors):
             args += ["--dev-bind", node, node]
     return [*args, "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
 
@@ -334,9 +375,10 @@ def wrap(
     assert bwrap is not None
     mounts = _mount_args(hidden, readable, writable)
     namespaces = [a for a in NAMESPACE_ARGS if not (network and a == "--unshare-net")]
+    minors = visible_gpu_minors(env) if _is_gpu(device) else None
     command = [
         str(bwrap),
-        *_base_args(_is_gpu(device)),
+        *_base_args(_is_gpu(device), minors),
         *mounts,
         *namespaces,
         *_env_args(env),
@@ -347,4 +389,6 @@ def wrap(
     ]
     masked = sum(1 for k, flag in enumerate(mounts) if flag == "--tmpfs" or mounts[k : k + 2] == ["--ro-bind", "/dev/null"])
     detail = info.detail.replace("no network, ", "network, ") if network else info.detail
+    if minors is not None:
+        detail += f", GPU device node(s) {', '.join(f'/dev/nvidia{m}' for m in sorted(minors))} only"
     return command, SandboxInfo(info.kind, f"{detail}, {masked} host paths hidden" if masked else detail)

@@ -15,6 +15,7 @@ from textual.worker import Worker
 from workbench.errors import WorkbenchError
 from workbench.session.layout import SessionRef
 from workbench.tui.context import WorkbenchContext
+from workbench.tui.screens.campaigns import CampaignsScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.launch import LaunchScreen
 from workbench.tui.screens.results import ResultsScreen
@@ -31,7 +32,7 @@ class WorkbenchApp(App[None]):
     TITLE = "d2k-workbench"
     SUB_TITLE = "D2K-Bench"
     CSS_PATH = STYLES / "app.tcss"
-    MODES = {"tasks": TasksScreen, "sessions": SessionsScreen, "results": ResultsScreen}
+    MODES = {"tasks": TasksScreen, "sessions": SessionsScreen, "results": ResultsScreen, "campaigns": CampaignsScreen}
     DEFAULT_MODE = "tasks"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
@@ -40,6 +41,7 @@ class WorkbenchApp(App[None]):
         Binding("t", "show_tasks", "Tasks", id="app.tasks"),
         Binding("s", "show_sessions", "Sessions", id="app.sessions"),
         Binding("m", "show_results", "Results", id="app.results"),
+        Binding("c", "show_campaigns", "Campaigns", id="app.campaigns"),
         Binding("n", "launch", "New session", id="app.launch"),
     ]
 
@@ -81,6 +83,9 @@ class WorkbenchApp(App[None]):
 
     def action_show_results(self) -> None:
         self.switch_mode("results")
+
+    def action_show_campaigns(self) -> None:
+        self.switch_mode("campaigns")
 
     def action_show_sessions(self) -> None:
         self.switch_mode("sessions")

@@ -45,6 +45,7 @@ class WorkbenchContext:
     guidance_dir: Path
     sessions_dir: Path
     examples_dir: Path | None = EXAMPLES_DIR
+    campaigns_dir: Path = field(default_factory=lambda: paths.campaigns_root().resolve())
     launch: LaunchChoices = field(default_factory=LaunchChoices, compare=False)
 
     @classmethod
@@ -54,13 +55,16 @@ class WorkbenchContext:
         guidance_dir: Path | None = None,
         sessions_dir: Path | None = None,
         examples_dir: Path | None = EXAMPLES_DIR,
+        campaigns_dir: Path | None = None,
     ) -> WorkbenchContext:
-        """Explicit roots first, then D2K_TASKS_DIR / D2K_GUIDANCE_DIR / D2K_SESSIONS_DIR, then the repository's."""
+        """Explicit roots first, then D2K_TASKS_DIR / D2K_GUIDANCE_DIR / D2K_SESSIONS_DIR / D2K_CAMPAIGNS_DIR,
+        then the repository's."""
         return cls(
             paths.tasks_root(tasks_dir).resolve(),
             paths.guidance_root(guidance_dir).resolve(),
             paths.sessions_root(sessions_dir).resolve(),
             examples_dir,
+            paths.campaigns_root(campaigns_dir).resolve(),
         )
 
     @property
