@@ -87,3 +87,47 @@ def test_a_gpu_campaign_without_a_gpu_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no GPU is available"):
         Scheduler(campaign, units, pool, status_of=pool.status_of).run()
     pool.close()
+
+
+def test_with_a_judge_each_finished_session_is_judged_once_on_a_cpu_slot(tmp_path: Path) -> None:
+    from workbench.campaign.spec import JudgeEntry
+
+    campaign, units = simulated_campaign(tmp_path, 3, cpu_slots=1)
+    campaign = campaign.model_copy(
+        update={"spec": campaign.spec.model_copy(update={"judge": JudgeEntry(provider="anthropic", model="j")})}
+    )
+    pool = SimulatedPool(0.02, gpus=2)
+    snapshot = Scheduler(campaign, units, pool, status_of=pool.status_of).run()
+    pool.close()
+    assert snapshot.done == 3 and pool.judged == {u.key for u in units}
+    for unit in units:  # run first, then one judge job
+        assert [step for key, step in pool.steps if key == unit.key] == ["run", "judge"]
+    again = SimulatedPool(0.02, gpus=2)
+    again.finished, again.judged = set(pool.finished), set(pool.judged)
+    Scheduler(campaign, units, again, status_of=again.status_of).run()
+    again.close()
+    assert again.steps == []  # judged sessions are neither run nor judged again
+
+
+def test_retry_failed_gives_a_given_up_unit_its_retries_again(tmp_path: Path) -> None:
+    campaign, units = simulated_campaign(tmp_path, 1)
+    failing = UnitStatus("failed", units[0].session_id, reason="rate limited for good")
+
+    class Failing(SimulatedPool):
+        def status_of(self, unit):  # type: ignore[no-untyped-def]
+            return failing if unit.key not in self.finished else super().status_of(unit)
+
+        def _job(self, job, gpu):  # type: ignore[no-untyped-def]
+            result = super()._job(job, gpu)
+            self.finished.discard(job.key)  # every attempt fails
+            return result
+
+    pool = Failing(0.01, gpus=1)
+    Scheduler(campaign, units, pool, status_of=pool.status_of).run()
+    pool.close()
+    assert load_record(campaign, units[0].key, units[0].session_id).gave_up
+    fixed = SimulatedPool(0.01, gpus=1)
+    snapshot = Scheduler(campaign, units, fixed, status_of=fixed.status_of, retry_failed=True).run()
+    fixed.close()
+    record = load_record(campaign, units[0].key, units[0].session_id)
+    assert snapshot.done == 1 and record.gave_up is None and len(record.attempts) == 3  # 2 failed + 1 finished, all kept

@@ -31,11 +31,17 @@ class UnitRecord(BaseModel):
     session_id: str
     attempts: list[Attempt] = Field(default_factory=list)
     gave_up: str | None = None  # why the unit is no longer retried
+    counted_from: int = 0  # attempts before this index no longer count against `retries` (--retry-failed)
 
     def failures(self, step: str) -> int:
         """Attempts at `step` that did not reach its goal (run: a finished session; judge: a verdict)."""
         goal = ("finished", "judged") if step == "run" else ("judged",)
-        return sum(1 for a in self.attempts if a.step == step and a.state not in goal)
+        return sum(1 for a in self.attempts[self.counted_from :] if a.step == step and a.state not in goal)
+
+    def retry(self) -> None:
+        """Give a unit that was given up its retries again (its attempts so far are kept)."""
+        self.gave_up = None
+        self.counted_from = len(self.attempts)
 
 
 def record_path(campaign: Campaign, key: str) -> Path:

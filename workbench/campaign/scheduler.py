@@ -68,15 +68,17 @@ class Scheduler:
         on_update: Callable[[Snapshot], None] | None = None,
         poll_s: float = 0.5,
         status_of: Callable[[Unit], UnitStatus] | None = None,
+        retry_failed: bool = False,
     ) -> None:
         """`status_of`: what is known about a unit (default: read from its session on disk; the scheduling
-        benchmark passes simulated sessions)."""
+        benchmark passes simulated sessions). `retry_failed`: units given up earlier get their retries again."""
         self.campaign = campaign
         self.units = {u.key: u for u in units}
         self.pool = pool
         self.on_update = on_update or (lambda snapshot: None)
         self.poll_s = poll_s
         self.store = store_for(campaign)
+        self.retry_failed = retry_failed
         self.status_of = status_of or (lambda unit: unit_status(campaign, unit, self.store))
         self.status: dict[str, UnitStatus] = {}
         self.records: dict[str, UnitRecord] = {}
@@ -117,6 +119,8 @@ class Scheduler:
         for key, unit in self.units.items():
             status = self._refresh(key)
             record = self.records[key] = load_record(self.campaign, key, unit.session_id)
+            if self.retry_failed and record.gave_up:
+                record.retry()
             job = self._next_job(unit, status, record)
             if job is not None:
                 queue.append(job)

@@ -29,6 +29,8 @@ class SimulatedPool:
         self.gpus = gpus
         self.fail_first = set(fail_first)  # unit keys whose first attempt fails
         self.finished: set[str] = set()
+        self.judged: set[str] = set()
+        self.steps: list[tuple[str, str]] = []  # (unit key, step) in the order the jobs started
         self.failed_once: set[str] = set()
         self.concurrent = 0
         self.peak = 0
@@ -42,6 +44,7 @@ class SimulatedPool:
 
     def _job(self, job: Job, gpu: str | None) -> JobResult:
         with self._lock:
+            self.steps.append((job.key, job.step))
             self.concurrent += 1
             self.peak = max(self.peak, self.concurrent)
             if gpu is not None:
@@ -54,9 +57,11 @@ class SimulatedPool:
             self.concurrent -= 1
             if gpu is not None:
                 self.gpu_in_use.pop(gpu, None)
-            failing = job.key in self.fail_first and job.key not in self.failed_once
+            failing = job.step == "run" and job.key in self.fail_first and job.key not in self.failed_once
             if failing:
                 self.failed_once.add(job.key)
+            elif job.step == "judge":
+                self.judged.add(job.key)
             else:
                 self.finished.add(job.key)
         return JobResult(job, 1 if failing else 0, "sim", gpu or "", started, time.time(), "simulated failure" if failing else "")
@@ -69,6 +74,8 @@ class SimulatedPool:
 
     def status_of(self, unit: Unit) -> UnitStatus:
         with self._lock:
+            if unit.key in self.judged:
+                return UnitStatus("judged", unit.session_id, passed=True, judged=True)
             if unit.key in self.finished:
                 return UnitStatus("finished", unit.session_id, passed=True)
             if unit.key in self.failed_once:

@@ -121,6 +121,9 @@ def run_cmd(
         str | None,
         typer.Option("--address", help="Ray: an existing cluster (ray://head:10001, or auto); default: a local instance."),
     ] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Give sessions the campaign gave up on their retries again.")
+    ] = False,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
 ) -> None:
@@ -130,7 +133,8 @@ def run_cmd(
     GPU), design runs and judging beside them up to `cpu_slots`. Ray executor: each session is a Ray task
     asking for one GPU (or none), on an existing cluster with --address or a local instance; the sessions
     directory must be shared by every node. Rerunning skips finished sessions, resumes sessions that were cut
-    off (no logged model call is repeated, no budget spent twice) and retries failed ones up to `retries`.
+    off (no logged model call is repeated, no budget spent twice) and retries failed ones up to `retries`
+    (--retry-failed: sessions given up on get their retries again).
     Exit code 0 when every session finished, 1 when some failed for good, 2 for bad usage.
     """
     from workbench.campaign.pools import LocalPool, Pool, RayPool, job_command
@@ -158,7 +162,7 @@ def run_cmd(
         display = _Live(campaign.name)
         try:
             with display:
-                snapshot = Scheduler(campaign, units, pool, on_update=display).run()
+                snapshot = Scheduler(campaign, units, pool, on_update=display, retry_failed=retry_failed).run()
         except KeyboardInterrupt:
             raise fail("interrupted; `campaign run` again resumes the campaign where it stopped", 130) from None
         finally:
