@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from agent.test_design import valid_design
 from llm.fake_servers import ModelTurn, ToolCall
 
 from workbench import paths
@@ -38,8 +39,8 @@ def make_suite(tiny_tasks: Path, root: Path, ids: tuple[str, ...] = TASK_IDS) ->
 
 class CountingModel:
     """A stateless scripted model: turn N of any conversation (N = assistant messages so far) writes the honest
-    kernel (N = 0) or submits (N = 1). Counts requests per (model, conversation, turn): a turn asked twice
-    is a duplicate model call."""
+    kernel (N = 0) or submits (N = 1); offered `submit_design` (a design session), it submits a valid design
+    at once. Counts requests per (model, conversation, turn): a turn asked twice is a duplicate model call."""
 
     def __init__(self, delay_s: float = 0.0) -> None:
         self.delay_s = delay_s
@@ -53,7 +54,10 @@ class CountingModel:
         turn = sum(1 for m in messages if m.get("role") == "assistant")
         with self.lock:
             self.asked[(str(body.get("model")), conversation, turn)] += 1
-        if turn == 0:
+        tools = {str(t.get("function", {}).get("name")) for t in body.get("tools", []) if isinstance(t, dict)}
+        if "submit_design" in tools:
+            call = ToolCall("submit_design", {"design": valid_design()})
+        elif turn == 0:
             call = ToolCall("write_file", {"path": "solution.py", "content": HONEST})
         else:
             call = ToolCall("submit", {"note": "the straightforward kernels"})

@@ -47,4 +47,6 @@ def test_causal_attention_bwd_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) 
     workload, output = CASES[cheat]
     report = evaluate(task, path, "cpu", [workload])
     assert report.status == "incorrect_numerical", f"{report.status}: {report.message}"
-    assert output in report.message and "exceed the tolerance" in report.message, report.message
+    # rows a cheat leaves unwritten keep the harness's poison, which may be NaN: either message rejects it
+    rejected = "exceed the tolerance" in report.message or "NaN or Inf" in report.message
+    assert output in report.message and rejected, report.message

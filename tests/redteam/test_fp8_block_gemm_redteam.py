@@ -42,4 +42,6 @@ def test_fp8_block_gemm_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> Non
     task = Catalog(REPO / "tasks", REPO / "guidance").task("fp8_block_gemm")
     report = evaluate(task, path, "cpu", [CASES[cheat]])
     assert report.status == "incorrect_numerical", f"{report.status}: {report.message}"
-    assert "output C" in report.message and "exceed the tolerance" in report.message, report.message
+    # values a cheat leaves unwritten keep the harness's poison, which may be NaN: either message rejects it
+    rejected = "exceed the tolerance" in report.message or "NaN or Inf" in report.message
+    assert "output C" in report.message and rejected, report.message
