@@ -39,10 +39,13 @@ def make_suite(tiny_tasks: Path, root: Path, ids: tuple[str, ...] = TASK_IDS) ->
 
 class CountingModel:
     """A stateless scripted model: turn N of any conversation (N = assistant messages so far) writes the honest
-    kernel (N = 0) or submits (N = 1); offered `submit_design` (a design session), it submits a valid design
-    at once. Counts requests per (model, conversation, turn): a turn asked twice is a duplicate model call."""
+    kernel (N = 0) or submits (N = 1); a model not in `writers` submits at once with nothing written (a weak
+    model: its session ends failing, after one evaluation of the template); offered `submit_design` (a design
+    session), it submits a valid design at once. Counts requests per (model, conversation, turn): a turn
+    asked twice is a duplicate model call."""
 
-    def __init__(self, delay_s: float = 0.0) -> None:
+    def __init__(self, writers: frozenset[str] = frozenset({"gpt-4.1"}), delay_s: float = 0.0) -> None:
+        self.writers = writers
         self.delay_s = delay_s
         self.lock = threading.Lock()
         self.asked: Counter[tuple[str, str, int]] = Counter()
@@ -57,7 +60,7 @@ class CountingModel:
         tools = {str(t.get("function", {}).get("name")) for t in body.get("tools", []) if isinstance(t, dict)}
         if "submit_design" in tools:
             call = ToolCall("submit_design", {"design": valid_design()})
-        elif turn == 0:
+        elif turn == 0 and str(body.get("model")) in self.writers:
             call = ToolCall("write_file", {"path": "solution.py", "content": HONEST})
         else:
             call = ToolCall("submit", {"note": "the straightforward kernels"})

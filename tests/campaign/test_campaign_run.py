@@ -1,13 +1,13 @@
-"""A whole campaign on the CPU: 2 models x 3 tasks x 2 guidance configurations, with design runs (12 coding
-sessions, 12 design proposals), each session the built-in agent talking through the OpenAI SDK to a scripted
-model on 127.0.0.1, every revision evaluated by the real harness.
+"""A whole campaign on the CPU: 2 models x 3 tasks x 2 guidance configurations, each session the built-in
+agent talking through the OpenAI SDK to a scripted model on 127.0.0.1, every revision evaluated by the real
+harness (gpt-4.1 writes an honest kernel and passes; coder-7b, a weak model, submits at once and fails).
 
 Started on the local pool of 2 workers and killed (SIGKILL to the whole process group) in the middle, the
 campaign is finished by a local Ray instance (`--executor ray`), which resumes the cut-off sessions and runs
 the rest; a third run (local) finds nothing to do and calls no model. No duplicate session, no logged turn
 twice, no budget spent twice; `report` over its sessions gives the paper's tables with both configurations
-of every pair. (One campaign serves both executors to keep the suite's time: each full run takes about
-100 s here; docs/performance.md has the two full runs, local pool and Ray, measured separately.)"""
+of every pair. (One campaign serves both executors to keep the suite's time; docs/performance.md has two
+full runs, local pool and Ray, measured separately. Design runs: tests/campaign/test_design_unit.py.)"""
 
 from __future__ import annotations
 
@@ -58,9 +58,11 @@ def _check_sessions(path: Path, suite: tuple[Path, Path]) -> None:
         unit = row.unit
         session = campaign.sessions_dir / unit.session_id
         calls = [e for e in read_log(session / "events.jsonl").events if isinstance(e, ModelCall)]
-        if unit.kind == "code":
+        if unit.kind == "code" and unit.model.name == "gpt-4.1":
             assert row.status.passed, unit.session_id
             assert [c.turn for c in calls] == [1, 2], unit.session_id  # no turn asked twice, none lost
+        elif unit.kind == "code":  # the weak model submits at once: a finished session that did not pass
+            assert not row.status.passed and [c.turn for c in calls] == [1], unit.session_id
         else:
             assert [c.turn for c in calls] == [1] and (session / "workspace" / "model_design.json").is_file()
         calls_made[unit.model.name] += len(calls)
@@ -76,27 +78,27 @@ def test_a_campaign_killed_in_the_middle_is_finished_by_ray_with_no_duplicate(ti
     model = CountingModel()
     with FakeModelServer("openai-chat") as server:
         server.respond_with(model)
-        path = write_campaign(tmp_path / "campaign.toml", server.base_url, extra="design_runs = true\n")
+        path = write_campaign(tmp_path / "campaign.toml", server.base_url)
         campaign = load_campaign(path)
         units = expand(campaign, Catalog(*suite))
         first = _campaign(["run", str(path)], suite, start_new_session=True)
         deadline = time.time() + 240
         while time.time() < deadline and first.poll() is None:
             done = campaign_status(campaign, units).counts().get("finished", 0)
-            if done >= 4:
+            if done >= 3:
                 break
             time.sleep(0.5)
         assert first.poll() is None, first.communicate()[0]  # still running: kill it mid-way
         os.killpg(first.pid, signal.SIGKILL)  # the coordinator and every session it started
         first.communicate()
         cut = campaign_status(campaign, units)
-        assert 4 <= cut.counts().get("finished", 0) < 24
+        assert 3 <= cut.counts().get("finished", 0) < 12
         interrupted = cut.counts().get("interrupted", 0) + cut.counts().get("running", 0)
 
         second = _campaign(["run", str(path), "--executor", "ray"], suite)
         out, _ = second.communicate(timeout=400)
         assert second.returncode == 0, out
-        assert "24/24 done" in out  # 12 coding sessions and 12 design runs
+        assert "12/12 done" in out
         _check_sessions(path, suite)
         # a turn asked again only where a kill cut its answer off (at most one per interrupted session)
         assert len(model.duplicates()) <= interrupted, (model.duplicates(), interrupted)
@@ -105,11 +107,11 @@ def test_a_campaign_killed_in_the_middle_is_finished_by_ray_with_no_duplicate(ti
         asked = len(server.requests)
         third = _campaign(["run", str(path)], suite)
         out, _ = third.communicate(timeout=120)
-        assert third.returncode == 0 and "24/24 done" in out and len(server.requests) == asked
+        assert third.returncode == 0 and "12/12 done" in out and len(server.requests) == asked
 
         status = _campaign(["status", str(path), "--json"], suite)
         data = json.loads(status.communicate(timeout=60)[0])
-        assert status.returncode == 0 and data["complete"] and data["counts"] == {"finished": 24}
+        assert status.returncode == 0 and data["complete"] and data["counts"] == {"finished": 12}
 
     # the paper's tables over the campaign's sessions, with the pairs
     tasks, _ = suite
