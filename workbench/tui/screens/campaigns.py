@@ -23,6 +23,8 @@ from workbench.errors import WorkbenchError
 from workbench.session.layout import SessionRef
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
 
+REFRESH_S = 5.0  # seconds between reads of the campaigns' progress while the screen is shown
+
 
 @dataclass(frozen=True)
 class CampaignEntry:
@@ -83,9 +85,14 @@ class CampaignsScreen(WorkbenchScreen):
             sessions.add_column(column, key=column)
         self.query_one("#campaigns-caption", Static).update(Text("reading campaigns…", style="dim"))
         self.action_refresh()
+        self.set_interval(REFRESH_S, self._tick)  # a running campaign's progress, as it goes
 
     def on_screen_resume(self) -> None:
         self.action_refresh()
+
+    def _tick(self) -> None:
+        if self.app.screen is self:  # only while shown
+            self.action_refresh()
 
     # ---- loading -------------------------------------------------------------------------------------
 
@@ -114,7 +121,8 @@ class CampaignsScreen(WorkbenchScreen):
         if not self.entries:
             caption.update(Text(f"No campaign files in {root}: write one (see `d2k-workbench campaign --help`).", style="dim"))
         else:
-            caption.update(Text(f"{len(self.entries)} campaign file(s) in {root} · r refreshes", style="dim"))
+            line = f"{len(self.entries)} campaign file(s) in {root} · read every {REFRESH_S:g} s, r now"
+            caption.update(Text(line, style="dim"))
         table: DataTable[Text] = self.query_one("#campaigns-table", DataTable)
         table.clear()
         for entry in self.entries:
