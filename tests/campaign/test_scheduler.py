@@ -16,10 +16,11 @@ from workbench.errors import UsageError
 
 
 @pytest.mark.parametrize("slots", [1, 3, 4])
-def test_wall_time_is_within_ten_percent_of_ideal_packing(tmp_path: Path, slots: int) -> None:
-    m = measure(tmp_path, slots, sessions=12, seconds=0.1)
-    assert m.peak == slots  # every slot used, never more
-    assert m.overhead < 0.10, f"{m.wall_s:.3f} s against the ideal {m.ideal_s:.3f} s"
+def test_every_slot_is_used_and_never_more(tmp_path: Path, slots: int) -> None:
+    # the wall time against the ideal is measured by `d2k-workbench bench campaign` (docs/performance.md),
+    # not asserted here: a loaded CI machine would make such a test fail at random
+    m = measure(tmp_path, slots, sessions=12, seconds=0.05)
+    assert m.peak == slots and m.sessions == 12
 
 
 def test_no_gpu_is_given_to_two_sessions_and_failures_are_retried_with_their_reason(tmp_path: Path) -> None:
@@ -131,3 +132,15 @@ def test_retry_failed_gives_a_given_up_unit_its_retries_again(tmp_path: Path) ->
     fixed.close()
     record = load_record(campaign, units[0].key, units[0].session_id)
     assert snapshot.done == 1 and record.gave_up is None and len(record.attempts) == 3  # 2 failed + 1 finished, all kept
+
+
+def test_the_gpus_used_are_of_one_device_model() -> None:
+    from workbench.campaign.pools import choose_gpus
+
+    present = {0: "NVIDIA H200", 1: "NVIDIA H200", 2: "NVIDIA H100 80GB HBM3"}
+    assert choose_gpus(present, "all", "H200") == [0, 1]
+    assert choose_gpus(present, [1, 2], "h100") == [2]
+    assert choose_gpus(present, [0, 1, 5], None) == [0, 1]  # an index not present is left out
+    assert choose_gpus(present, "all", "A100") == []
+    with pytest.raises(UsageError, match=r"2 models .* set gpu_model"):
+        choose_gpus(present, "all", None)  # paired sessions must not be timed on two device models

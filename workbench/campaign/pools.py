@@ -85,9 +85,10 @@ class Pool(Protocol):
 
     name: str
 
-    def gpu_capacity(self, wanted: Literal["all"] | list[int]) -> list[str | None]:
+    def gpu_capacity(self, wanted: Literal["all"] | list[int], model: str | None = None) -> list[str | None]:
         """One entry per GPU slot: the CUDA_VISIBLE_DEVICES value to give a job in it (None: the pool's
-        own placement, as with Ray)."""
+        own placement, as with Ray). `model`: only GPUs whose name contains it; without it the GPUs used
+        must all have one name (UsageError otherwise: paired sessions compare latencies)."""
         ...
 
     def submit(self, job: Job, gpu: str | None) -> Future[JobResult]: ...
@@ -95,18 +96,44 @@ class Pool(Protocol):
     def close(self) -> None: ...
 
 
-def local_gpu_indices() -> list[int]:
-    """The GPUs of this machine by index (nvidia-smi's order, which CUDA_DEVICE_ORDER=PCI_BUS_ID matches);
-    none without a driver."""
+def local_gpus() -> dict[int, str]:
+    """The GPUs of this machine, index -> name (nvidia-smi's order, which CUDA_DEVICE_ORDER=PCI_BUS_ID
+    matches); none without a driver."""
     try:
         done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True, text=True, timeout=30, check=False
+            ["nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return []
+        return {}
     if done.returncode != 0:
-        return []
-    return [int(line) for line in done.stdout.split() if line.strip().isdigit()]
+        return {}
+    found: dict[int, str] = {}
+    for line in done.stdout.splitlines():
+        index, _, name = line.partition(",")
+        if index.strip().isdigit():
+            found[int(index)] = name.strip()
+    return found
+
+
+def choose_gpus(present: dict[int, str], wanted: Literal["all"] | list[int], model: str | None) -> list[int]:
+    """The GPU indices a campaign uses here: `wanted` among those present, of `model` when given; without a
+    model they must share one name (paired sessions are compared on one device model)."""
+    from workbench.errors import UsageError
+
+    chosen = sorted(present) if wanted == "all" else [i for i in wanted if i in present]
+    if model is not None:
+        chosen = [i for i in chosen if model.lower() in present[i].lower()]
+    names = {present[i] for i in chosen}
+    if len(names) > 1:
+        raise UsageError(
+            f"the GPUs to use are of {len(names)} models ({', '.join(sorted(names))}); set gpu_model (or gpus) in the "
+            "campaign file so that paired sessions run on one device model"
+        )
+    return chosen
 
 
 class LocalPool:
@@ -119,10 +146,8 @@ class LocalPool:
         self._cwd = str(cwd)
         self._threads = ThreadPoolExecutor(max_workers=max(1, max_workers), thread_name_prefix="campaign-job")
 
-    def gpu_capacity(self, wanted: Literal["all"] | list[int]) -> list[str | None]:
-        present = local_gpu_indices()
-        chosen = present if wanted == "all" else [i for i in wanted if i in present]
-        return [str(i) for i in chosen]
+    def gpu_capacity(self, wanted: Literal["all"] | list[int], model: str | None = None) -> list[str | None]:
+        return [str(i) for i in choose_gpus(local_gpus(), wanted, model)]
 
     def submit(self, job: Job, gpu: str | None) -> Future[JobResult]:
         # a job without a GPU sees none; pinning also needs the PCI order that nvidia-smi's indices use
@@ -138,7 +163,14 @@ class RayPool:
 
     name = "ray"
 
-    def __init__(self, command_for: Callable[[Job], list[str]], cwd: Path, address: str | None, num_cpus: int | None) -> None:
+    def __init__(
+        self,
+        command_for: Callable[[Job], list[str]],
+        cwd: Path,
+        address: str | None,
+        num_cpus: int | None,
+        gpu_model: str | None = None,
+    ) -> None:
         try:
             import ray
         except ImportError:
@@ -146,6 +178,7 @@ class RayPool:
 
             raise UsageError("--executor ray needs Ray: pip install 'ray>=2.40'") from None
         self._ray = ray
+        self._gpu_model = gpu_model  # Ray's accelerator_type: the nodes' GPUs of that model only
         self._command_for = command_for
         self._cwd = str(cwd)
         if not ray.is_initialized():
@@ -155,12 +188,19 @@ class RayPool:
                 ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
         self._remote = ray.remote(max_retries=0)(run_job_process)
 
-    def gpu_capacity(self, wanted: Literal["all"] | list[int]) -> list[str | None]:
-        gpus = int(self._ray.cluster_resources().get("GPU", 0))
-        return [None] * gpus
+    def gpu_capacity(self, wanted: Literal["all"] | list[int], model: str | None = None) -> list[str | None]:
+        resources = self._ray.cluster_resources()
+        # Ray names a node's GPU model as the resource accelerator_type:<model>
+        if model is not None and f"accelerator_type:{model}" not in resources:
+            return []
+        return [None] * int(resources.get("GPU", 0))
 
     def submit(self, job: Job, gpu: str | None) -> Future[JobResult]:
-        options = {"num_gpus": 1, "num_cpus": 1} if job.needs_gpu and gpu is None else {"num_gpus": 0, "num_cpus": 1}
+        options: dict[str, object] = {"num_gpus": 0, "num_cpus": 1}
+        if job.needs_gpu and gpu is None:
+            options["num_gpus"] = 1
+            if self._gpu_model is not None:
+                options["accelerator_type"] = self._gpu_model
         ref = self._remote.options(**options).remote(self._command_for(job), job, None, self._cwd)
         future: Future[JobResult] = ref.future()
         return future
@@ -169,4 +209,15 @@ class RayPool:
         self._ray.shutdown()
 
 
-__all__ = ["Job", "JobResult", "LocalPool", "Pool", "RayPool", "Step", "job_command", "local_gpu_indices", "run_job_process"]
+__all__ = [
+    "Job",
+    "JobResult",
+    "LocalPool",
+    "Pool",
+    "RayPool",
+    "Step",
+    "choose_gpus",
+    "job_command",
+    "local_gpus",
+    "run_job_process",
+]

@@ -130,11 +130,11 @@ class Scheduler:
                 snapshot.failed += 1
             else:
                 snapshot.done += 1
-        gpus: list[str | None] = self.pool.gpu_capacity(spec.gpus) if spec.device == "cuda" else []
+        gpus: list[str | None] = self.pool.gpu_capacity(spec.gpus, spec.gpu_model) if spec.device == "cuda" else []
         if any(job.needs_gpu for job in queue) and not gpus:
             raise UsageError(
                 f"campaign {spec.name} has coding sessions on the GPU but no GPU is available "
-                f'(gpus = {spec.gpus!r}); use device = "cpu" for CPU evaluation'
+                f'(gpus = {spec.gpus!r}, gpu_model = {spec.gpu_model!r}); use device = "cpu" for CPU evaluation'
             )
         free_gpus = list(gpus)
         free_cpu = spec.cpu_slots

@@ -39,7 +39,7 @@ class SimulatedPool:
         self._lock = threading.Lock()
         self._threads = ThreadPoolExecutor(max_workers=256)
 
-    def gpu_capacity(self, wanted: Literal["all"] | list[int]) -> list[str | None]:
+    def gpu_capacity(self, wanted: Literal["all"] | list[int], model: str | None = None) -> list[str | None]:
         return [str(i) for i in range(self.gpus)]
 
     def _job(self, job: Job, gpu: str | None) -> JobResult:

@@ -10,6 +10,7 @@
     design_runs = false                    # also one design session per model x task x configuration
     device = "cuda"                        # "cuda" (one GPU per coding session) or "cpu"
     gpus = "all"                           # GPU indices to use on this machine, or "all"
+    gpu_model = "H200"                     # optional: every coding session on this device model
     cpu_slots = 2                          # sessions needing no GPU (design, judging) at once
     retries = 1                            # a failed session is run again (resumed) at most this often
 
@@ -117,6 +118,9 @@ class CampaignSpec(BaseModel):
     judge: JudgeEntry | None = None
     device: Literal["cuda", "cpu"] = "cuda"
     gpus: Literal["all"] | list[int] = "all"
+    # every coding session on this device model (a substring of the GPU's name, e.g. "H200"): paired runs
+    # are compared on one device model; None: the GPUs used must all be of one model
+    gpu_model: str | None = Field(default=None, min_length=1)
     cpu_slots: int = Field(default=2, ge=1, le=256)
     retries: int = Field(default=1, ge=0, le=10)
     workloads: list[str] | None = None  # None: the harness default for the device

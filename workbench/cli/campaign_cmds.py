@@ -155,7 +155,7 @@ def run_cmd(
         spec = campaign.spec
         pool: Pool
         if executor == "ray":
-            pool = RayPool(command_for, Path.cwd(), address, num_cpus=None if address else spec.cpu_slots + 1)
+            pool = RayPool(command_for, Path.cwd(), address, None if address else spec.cpu_slots + 1, spec.gpu_model)
         else:
             workers = spec.cpu_slots + (len(spec.gpus) if isinstance(spec.gpus, list) else 64)
             pool = LocalPool(command_for, Path.cwd(), max_workers=workers)
