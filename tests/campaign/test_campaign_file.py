@@ -138,3 +138,22 @@ def test_plan_and_status_before_any_run(suite: tuple[Path, Path], tmp_path: Path
         (m, g) for m in ("gpt-4.1", "coder-7b") for g in ("none", "L1+L2+L3")
     }
     assert not (tmp_path / "sessions").exists()  # plan and status write nothing
+
+
+def test_run_checks_keys_and_prices_before_anything_starts(
+    suite: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tasks, guidance = suite
+    path = write_campaign(tmp_path / "c.toml", BASE)
+    dirs = ["--tasks-dir", str(tasks), "--guidance-dir", str(guidance)]
+    text = path.read_text()
+    path.write_text(text.replace(f'base_url = "{BASE}"\n', "", 1))  # gpt-4.1 from OpenAI itself: it needs a key
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    done = CliRunner().invoke(app, ["campaign", "run", str(path), *dirs])
+    assert done.exit_code == 2 and "model gpt-4.1" in done.output and "OPENAI_API_KEY" in done.output, done.output
+    assert not (tmp_path / "sessions").exists()  # nothing was started
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    path.write_text(text.replace(PRICE + "\n", ""))  # local-coder has no price now
+    done = CliRunner().invoke(app, ["campaign", "run", str(path), *dirs])
+    assert done.exit_code == 2 and "model coder-7b" in done.output and "no price" in done.output, done.output
+    assert not (tmp_path / "sessions").exists()

@@ -129,4 +129,27 @@ def estimate(campaign: Campaign, unit: Unit) -> UnitEstimate:
     return UnitEstimate(usd, gpu_hours)
 
 
-__all__ = ["CONFIG_SLUG", "Unit", "UnitEstimate", "UnitKind", "campaign_tasks", "estimate", "expand"]
+def preflight(campaign: Campaign) -> None:
+    """Before anything runs: every model's provider can be built (its API key is set) and has a price (its
+    own, the table's, or `allow_unpriced`), and so can the judge's. UsageError naming the model otherwise:
+    without this, every session of a model with a missing key would fail and use up its retries."""
+    from workbench.agent import provider_for
+    from workbench.agent.budget import check_priced, price_pricer
+
+    spec = campaign.spec
+    for model in spec.models:
+        try:
+            check_priced(model.model, spec.allow_unpriced, spec.max_usd, price_pricer(model.price))
+            provider_for(model.provider, model.model, model.base_url)
+        except WorkbenchError as exc:
+            raise CampaignError(campaign.path, f"model {model.name}: {exc.message}", key="models") from None
+    if spec.judge is not None:
+        from workbench.judge.providers import make_judge_provider
+
+        try:
+            make_judge_provider(spec.judge.provider, spec.judge.model, spec.judge.base_url)
+        except WorkbenchError as exc:
+            raise CampaignError(campaign.path, f"judge {spec.judge.model}: {exc.message}", key="judge") from None
+
+
+__all__ = ["CONFIG_SLUG", "Unit", "UnitEstimate", "UnitKind", "campaign_tasks", "estimate", "expand", "preflight"]

@@ -147,6 +147,9 @@ def run_cmd(
         raise fail("--address is for --executor ray")
     with user_errors():
         campaign, units = _load(file, tasks_dir, guidance_dir)
+        from workbench.campaign.plan import preflight
+
+        preflight(campaign)  # keys and prices first: a missing key would fail every session of its model
         campaign.sessions_dir.mkdir(parents=True, exist_ok=True)
 
         def command_for(job):  # type: ignore[no-untyped-def]
