@@ -116,7 +116,7 @@ def test_a_campaign_killed_in_the_middle_is_finished_by_ray_with_no_duplicate(ti
     # the paper's tables over the campaign's sessions, with the pairs
     tasks, _ = suite
     report = subprocess.run(
-        [sys.executable, "-m", "workbench", "report", str(campaign.sessions_dir), "--format", "json", "--tasks-dir", str(tasks)],
+        [sys.executable, "-m", "workbench", "report", "--campaign", str(path), "--format", "json", "--tasks-dir", str(tasks)],
         env=_env(), cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert report.returncode == 0, report.stderr

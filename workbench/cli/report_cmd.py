@@ -52,6 +52,9 @@ def report(
         str | None, typer.Option("--device-model", help="Only sessions evaluated on a device whose name contains this.")
     ] = None,
     table: Annotated[list[str] | None, typer.Option("--table", help="Only this table (repeatable): table1, table2, ...")] = None,
+    campaign: Annotated[
+        Path | None, typer.Option("--campaign", help="The sessions of this campaign file (its sessions_dir).", metavar="FILE")
+    ] = None,
     tasks_dir: TasksDir = None,
     sessions_dir: SessionsDirOpt = None,
 ) -> None:
@@ -59,7 +62,8 @@ def report(
     fast_p (5), tokens and cost (6), the guidance ablation and S'perf over turns, per-workload speedup and
     roofline fraction.
 
-    Speedups are against the reference timed in the same evaluation, or with --baseline-sessions against one
+    --campaign FILE scores the campaign's sessions (guided and unguided runs of a model and task are paired
+    in the ablation). Speedups are against the reference timed in the same evaluation, or with --baseline-sessions against one
     session per task (--baseline-pick first-correct, the paper's, or final). Latencies from different device
     models are never compared. Exit code 0, or 2 for bad input (a path that is no session, no sessions, a
     device mix, an unknown format or table)."""
@@ -75,6 +79,10 @@ def report(
 
         store = SessionStore(sessions_dir)
         paths: list[str] = list(sessions or [])
+        if campaign is not None:  # a campaign's sessions: every session of its sessions_dir
+            from workbench.campaign.spec import load_campaign
+
+            paths.append(str(load_campaign(campaign).sessions_dir))
         if not paths:
             paths = [str(ref.dir) for ref in store.list()]
             if not paths:
