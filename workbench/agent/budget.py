@@ -37,22 +37,19 @@ def session_pricer(config: SessionConfig) -> Pricer:
 
 
 def price_pricer(given: TokenPrice | None) -> Pricer:
-    """A pricer for one given price (USD per million tokens), or the shipped table for None."""
+    """A pricer for one given price (USD per million tokens; cache prices default to the input price), or
+    the shipped table for None."""
     if given is None:
         return table_pricer()
-    per_token = 1e-6
+    from workbench.llm import prices
 
-    def price(model: str, usage: Usage) -> float:
-        cached = given.cached_input if given.cached_input is not None else given.input
-        write = given.cache_write if given.cache_write is not None else given.input
-        return per_token * (
-            usage.uncached_input * given.input
-            + usage.cache_read * cached
-            + usage.cache_write * write
-            + (usage.output + usage.reasoning) * given.output
-        )
-
-    return price
+    price = prices.ModelPrice(
+        input=given.input,
+        output=given.output,
+        cached_input=given.input if given.cached_input is None else given.cached_input,
+        cache_write=given.input if given.cache_write is None else given.cache_write,
+    )
+    return lambda model, usage: prices.price_cost(price, usage)
 
 
 def check_priced(model: str, allow_unpriced: bool, max_usd: float | None, pricer: Pricer | None = None) -> bool:

@@ -169,6 +169,11 @@ class Campaign(BaseModel):
         return self.sessions_dir / f".campaign-{self.spec.name}"
 
 
+def _table_end(lines: list[str], start: int) -> int:
+    """The index of the first table header after line `start` (or the end of the file)."""
+    return next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+
+
 def _key_line(text: str, loc: tuple[int | str, ...]) -> int | None:
     """The 1-based line of a key path such as ('models', 1, 'price') in a TOML text, as well as simple
     parsing can tell: the N-th `[[models]]` header, then the key's `name =` line inside it."""
@@ -187,8 +192,7 @@ def _key_line(text: str, loc: tuple[int | str, ...]) -> int | None:
             if not isinstance(index, int) or index >= len(array_headers):
                 return array_headers[-1] + 1
             start = array_headers[index]
-            following = [i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")]
-            end = following[0] if following else len(lines)
+            end = _table_end(lines, start)
             table = header
             if not parts:
                 return start + 1
@@ -196,15 +200,14 @@ def _key_line(text: str, loc: tuple[int | str, ...]) -> int | None:
         table_headers = [i for i, line in enumerate(lines) if line.strip() == f"[{header}]"]
         if table_headers:
             start = table_headers[0]
-            following = [i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")]
-            end = following[0] if following else len(lines)
+            end = _table_end(lines, start)
             table = header
             if not parts:
                 return start + 1
             continue
         pattern = re.compile(rf"^\s*{re.escape(str(part))}\s*=")
         top = start if table else 0
-        stop = end if table else next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
+        stop = end if table else _table_end(lines, -1)
         for i in range(top, stop):
             if pattern.match(lines[i]):
                 return i + 1
@@ -212,13 +215,14 @@ def _key_line(text: str, loc: tuple[int | str, ...]) -> int | None:
     return None
 
 
+UNION_TAGS = ("list[str]", "CategoryFilter", "literal['all']", "list[int]")  # pydantic's names of union forms
+UNION_KEYS = {"tasks": '"all", a list of task ids, or { category = "..." }', "gpus": '"all" or a list of GPU indices'}
+
+
 def _key_name(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part not in ("list[str]", "CategoryFilter", "literal['all']", "list[int]"):
-            out += ("." if out else "") + part
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + part
     return out or "(top level)"
 
 
@@ -245,23 +249,21 @@ def load_campaign(path: Path) -> Campaign:
         errors = exc.errors(include_url=False)
         # a union (tasks, gpus) reports one error per alternative: keep the most specific
         first = max(errors, key=lambda e: len(e["loc"]))
-        loc = tuple(p for p in first["loc"] if p not in ("list[str]", "CategoryFilter", "literal['all']", "list[int]"))
-        if loc and loc[0] in ("tasks", "gpus") and first["type"] != "value_error":
-            loc = loc[:1]  # one of the union's forms: name the key itself
+        loc = tuple(p for p in first["loc"] if p not in UNION_TAGS)
         message = first["msg"].removeprefix("Value error, ")
         if first["type"] not in ("missing", "value_error") and "input" in first:
             message += f" (got {first['input']!r})"
-        if loc and loc[0] in ("tasks", "gpus") and first["type"] != "value_error":
-            message = {
-                "tasks": '"all", a list of task ids, or { category = "..." }',
-                "gpus": '"all" or a list of GPU indices',
-            }[str(loc[0])] + f" expected (got {data.get(str(loc[0]))!r})"
+        if loc and loc[0] in UNION_KEYS and first["type"] != "value_error":  # none of the union's forms fits
+            loc = loc[:1]
+            message = f"{UNION_KEYS[str(loc[0])]} expected (got {data.get(str(loc[0]))!r})"
         if first["type"] == "extra_forbidden":
             message = "unknown key"
         if loc and loc[0] == "models" and len(loc) >= 3 and loc[2] == "provider":
             message = f"provider must be one of: {', '.join(PROVIDERS)} (got {first.get('input')!r})"
         more = len(errors) - 1
-        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more and loc[:1] not in (("tasks",), ("gpus",)) else ""
+        suffix = (
+            f" (and {more} more problem{'s' if more > 1 else ''})" if more and loc[:1] not in [(k,) for k in UNION_KEYS] else ""
+        )
         raise CampaignError(path, message + suffix, key=_key_name(loc), line=_key_line(text, loc)) from None
     root = spec.sessions_dir if spec.sessions_dir.is_absolute() else (path.parent / spec.sessions_dir)
     return Campaign(spec=spec, path=path.resolve(), sessions_dir=root.resolve())

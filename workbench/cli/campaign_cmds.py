@@ -84,7 +84,7 @@ class _Live:
         self.name = name
         self.tty = sys.stdout.isatty()
         self.live = Live(refresh_per_second=2, console=stdout(), transient=False) if self.tty else None
-        self.last_line = ""
+        self.last_job = ""
         self.last_print = 0.0
 
     def line(self, s: Snapshot) -> str:
@@ -99,9 +99,9 @@ class _Live:
         if self.live is not None:
             self.live.update(text)
             return
-        if text != self.last_line and (time.time() - self.last_print > 5 or s.last != self.last_line.partition("last: ")[2]):
+        if s.last != self.last_job or time.time() - self.last_print > 5:  # a job ended, or a heartbeat
             write_stdout(text.replace("\n  ", " | ") + "\n")
-            self.last_line, self.last_print = text, time.time()
+            self.last_job, self.last_print = s.last, time.time()
 
     def __enter__(self) -> _Live:
         if self.live is not None:

@@ -79,7 +79,11 @@ def _parse(text: str, where: str) -> PriceTable:
 
 def cost_usd(model: str, usage: Usage, table: PriceTable | None = None) -> float:
     """The list-price cost of one call's `usage` on `model`, in USD. Raises UnpricedModel."""
-    price = (table or default_price_table()).price_for(model)
+    return price_cost((table or default_price_table()).price_for(model), usage)
+
+
+def price_cost(price: ModelPrice, usage: Usage) -> float:
+    """The cost of one call's `usage` at `price`, in USD."""
     return _PER_TOKEN * (
         usage.uncached_input * price.input
         + usage.cache_read * price.cached_input
