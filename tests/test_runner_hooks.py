@@ -22,6 +22,7 @@ from workbench.session.events import (
     DriverFinished,
     Error,
     EvalFinished,
+    EvalSkipped,
     EvalStarted,
     Event,
     Revision,
@@ -126,13 +127,16 @@ def test_scripted_revisions_are_committed_evaluated_and_the_fastest_passing_one_
     revisions = of(events, Revision)
     assert [(r.rev, r.author) for r in revisions] == [(1, "template"), (2, "human"), (3, "human"), (4, "human")]
     assert [r.sha for r in revisions] == [c.sha for c in Workspace(ref.workspace).history()]
-    for rev in (1, 2, 3, 4):  # each revision evaluated exactly once, started before finished
+    for rev in (2, 3, 4):  # each revision evaluated exactly once, started before finished
         started = [e.seq for e in of(events, EvalStarted) if e.rev == rev]
         finished = [e.seq for e in of(events, EvalFinished) if e.rev == rev]
         assert len(started) == len(finished) == 1 and started[0] < finished[0]
+    # revision 1, the untouched template, is logged as not evaluated and never reaches the evaluator
+    assert [(e.rev, e.reason, e.superseded_by) for e in of(events, EvalSkipped)] == [(1, "template", None)]
+    assert not [e for e in of(events, EvalStarted) if e.rev == 1]
     statuses = {e.rev: e.report.status for e in of(events, EvalFinished)}
-    assert statuses == {1: "runtime_error", 2: "passed", 3: "passed", 4: "incorrect_numerical"}
-    assert sorted(evaluator.seen[1:]) == sorted(scripted)  # the committed files, as the driver wrote them
+    assert statuses == {2: "passed", 3: "passed", 4: "incorrect_numerical"}
+    assert sorted(evaluator.seen) == sorted(scripted)  # the committed files, as the driver wrote them
 
     (submission,) = of(events, Submission)
     assert submission.rev == 3 and submission.sha == revisions[2].sha and submission.geomean_speedup == 4.0
@@ -141,7 +145,7 @@ def test_scripted_revisions_are_committed_evaluated_and_the_fastest_passing_one_
     assert isinstance(events[-1], SessionFinished) and events[-1].submission_rev == 3
     assert view.state.submission is not None and view.state.submission.rev == 3
     feed = [json.loads(line)["type"] for line in (ref.dir / RESULTS_NAME).read_text().splitlines()]
-    assert feed and set(feed) <= RESULT_EVENTS and feed.count("eval_finished") == 4
+    assert feed and set(feed) <= RESULT_EVENTS and feed.count("eval_finished") == 3 and feed.count("eval_skipped") == 1
     assert not store.is_running(ref) and store.runner_pid(ref) is None
 
 
@@ -165,5 +169,5 @@ def test_a_failing_driver_and_evaluator_are_recorded_and_a_resume_changes_nothin
     after = store.load(ref).events
     resumed = [e for e in of(after, SessionStarted) if e.seq > len(events)]
     assert len(resumed) == 1 and resumed[0].resumed
-    assert len(of(after, Revision)) == 3 and len(of(after, EvalFinished)) == 3
+    assert len(of(after, Revision)) == 3 and len(of(after, EvalFinished)) == 2 and len(of(after, EvalSkipped)) == 1
     assert isinstance(after[-1], SessionFinished) and after[-1].submission_rev == 2

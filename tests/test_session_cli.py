@@ -205,7 +205,8 @@ def test_session_run_prints_the_commands_output_unless_quiet(root: Path, fake_ha
     result = run(root, "run", session, *(["--quiet"] if quiet else []))
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "rev 1 passed" in out and "rev 2 passed" in out and "session finished: the command exited with code 0" in out
+    assert "rev 1 not evaluated: the task's untouched template" in out and "rev 2 passed" in out
+    assert "session finished: the command exited with code 0" in out
     if quiet:
         assert "hello from the agent" not in out and "a complaint" not in out
     else:
@@ -241,13 +242,19 @@ def test_stop_ends_a_running_session_cleanly_and_says_so(root: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 60
+        while not any(e.type == "eval_skipped" for e in read_log(ref.log_path).events):  # the runner is up
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the runner did not start"
+            time.sleep(0.1)
+        with (ref.workspace / "solution.py").open("a") as solution:
+            solution.write("# an edit\n")
         while not any(e.type == "eval_finished" for e in read_log(ref.log_path).events):
             assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "the runner did not evaluate the template"
+            assert time.monotonic() < deadline, "the runner did not evaluate the edit"
             time.sleep(0.1)
         result = run(root, "stop", ref.id[:12] + ref.id[12:], "--wait", "30")
         assert result.exit_code == 0, result.output
-        assert f"session {ref.id} stopped: stopped; stopped by SIGTERM; submission: rev 1" in result.stdout
+        assert f"session {ref.id} stopped: stopped; stopped by SIGTERM; submission: rev 2" in result.stdout
         assert f"pid {process.pid}" in result.stderr
         out, _ = process.communicate(timeout=30)
     finally:

@@ -97,6 +97,11 @@ def finished(rev: int) -> Callable[[list[Event]], bool]:
     return lambda found: any(e.type == "eval_finished" and e.rev == rev for e in found)  # type: ignore[union-attr]
 
 
+def template_skipped(found: list[Event]) -> bool:
+    """Revision 1, the untouched template, is logged as not evaluated (the runner is up and reconciled)."""
+    return any(e.type == "eval_skipped" and e.rev == 1 and e.reason == "template" for e in found)  # type: ignore[union-attr]
+
+
 def started(rev: int) -> Callable[[list[Event]], bool]:
     return lambda found: any(e.type == "eval_started" and e.rev == rev for e in found)  # type: ignore[union-attr]
 
@@ -134,7 +139,7 @@ def test_human_session_end_to_end(env: dict[str, str]) -> None:
     assert runner.returncode == 0, err
     assert "rev 2 passed" in out and "submission: rev 2" in out
     state = assert_consistent(events(session))
-    assert state.revisions[1].status == "runtime_error"  # the template
+    assert state.revisions[1].status is None and state.revisions[1].skip_reason == "template"  # never evaluated
     assert state.revisions[2].status == "passed" and state.revisions[2].author == "human"
     assert state.revisions[3].status not in (None, "passed")
     assert state.submission is not None and state.submission.rev == 2 and state.finished is not None
@@ -179,7 +184,8 @@ def test_command_driver_commits_and_evaluates_three_revisions(env: dict[str, str
     assert result.returncode == 1, result.stderr  # nothing passed
     state = assert_consistent(events(session))
     assert [r.author for r in state.ordered()] == ["template", "command", "command", "command"]
-    assert all(r.eval_state == "finished" for r in state.ordered())
+    assert state.revisions[1].skip_reason == "template"  # the untouched template is not evaluated
+    assert all(r.eval_state == "finished" for r in state.ordered()[1:])
     assert state.revisions[3].status == "compile_error"
     lines = [(o.stream, o.text) for o in state.driver_output]
     assert ("stdout", "wrote revision 4") in lines and ("stderr", "bye") in lines
@@ -189,7 +195,7 @@ def test_command_driver_commits_and_evaluates_three_revisions(env: dict[str, str
         assert line in result.stdout
 
 
-def test_replay_of_the_shipped_example_reevaluates_every_revision(env: dict[str, str]) -> None:
+def test_replay_of_the_shipped_example_reevaluates_every_revision_but_the_template(env: dict[str, str]) -> None:
     store = SessionStore(Path(env["D2K_SESSIONS_DIR"]))
     source_ref = next(ref for ref in store.list() if ref.read_only)
     source = store.load(source_ref).state
@@ -200,12 +206,13 @@ def test_replay_of_the_shipped_example_reevaluates_every_revision(env: dict[str,
     state = assert_consistent(events({"dir": str(replay.ref.dir)}))
     assert replay.config.driver == "replay" and replay.config.from_session == source_ref.id
     assert len(state.revisions) == len(source.revisions)
-    assert all(r.eval_state == "finished" for r in state.ordered())
+    assert state.revisions[1].skip_reason == "template"
+    assert all(r.eval_state == "finished" for r in state.ordered()[1:])
     assert [r.replay_of for r in state.ordered()] == [None, *range(2, len(source.revisions) + 1)]
     original, replayed = store.workspace(source_ref), Workspace(replay.ref.workspace)
     for old, new in zip(source.ordered(), state.ordered(), strict=False):
         assert replayed.read_text(new.sha, "solution.py") == original.read_text(old.sha, "solution.py")
-        assert new.status is not None
+        assert new.status is not None or new.rev == 1
     assert state.submission is not None and state.submission.rev is not None
 
 
@@ -245,7 +252,7 @@ def _state(pid: int) -> str:
 def test_kill_9_of_the_runner_ends_the_command_and_all_it_started(env: dict[str, str]) -> None:
     session = new_session(env, "--driver", "command", "--command", "sleep 987 & sleep 986; wait", *unsandboxed_if_needed())
     runner = start(env, "session", "run", session["id"])
-    wait_for(session, finished(1), 60, runner)
+    wait_for(session, template_skipped, 60, runner)
     deadline = time.time() + 20
     while not (tree := descendants(runner.pid)) and time.time() < deadline:
         time.sleep(0.2)
@@ -259,7 +266,7 @@ def test_kill_9_mid_evaluation_then_resume(env: dict[str, str]) -> None:
     session = new_session(env, "--driver", "human")
     workspace = Path(session["workspace"])
     runner = start(env, "session", "run", session["id"])
-    wait_for(session, finished(1), 60, runner)
+    wait_for(session, template_skipped, 60, runner)
     shutil.copy(HONEST, workspace / "solution.py")
     wait_for(session, started(2), 30, runner)
     time.sleep(1.0)
@@ -383,7 +390,7 @@ def test_a_broken_workspace_repository_ends_the_run_cleanly(env: dict[str, str])
     session = new_session(env, "--driver", "human")
     workspace = Path(session["workspace"])
     runner = start(env, "session", "run", session["id"], "--idle-exit", "60")
-    wait_for(session, finished(1), 60, runner)
+    wait_for(session, template_skipped, 60, runner)
     (workspace / ".git" / "HEAD").write_text("garbage\n")
     (workspace / "solution.py").write_text(BROKEN)
     runner.wait(60)

@@ -15,7 +15,7 @@ import pytest
 
 from workbench import paths
 from workbench.session.eventlog import read_log
-from workbench.session.events import EvalFinished, EvalStarted, Event, ModelCall, Submission, ToolCall, ToolResult
+from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Event, ModelCall, Submission, ToolCall, ToolResult
 from workbench.session.state import SessionState
 
 from .helpers import of
@@ -79,7 +79,8 @@ def test_run_honest_scripted_session_passes(env: dict[str, str], tmp_path: Path)
     events = read_log(tmp_path / "sessions" / session_id / "events.jsonl").events
     assert_complete(events)
     statuses = {e.rev: e.report.status for e in of(events, EvalFinished)}
-    assert statuses == {1: "runtime_error", 2: "incorrect_numerical", 3: "passed"}
+    assert statuses == {2: "incorrect_numerical", 3: "passed"}  # revision 1, the untouched template, is not evaluated
+    assert [(e.rev, e.reason) for e in of(events, EvalSkipped)] == [(1, "template")]
     results = of(events, ToolResult)
     assert "incorrect_numerical" in results[4].content  # the first run_tests: the model read the failure
     assert of(events, Submission)[-1].rev == 3
@@ -126,5 +127,5 @@ def test_a_killed_agent_session_resumes_without_paying_a_turn_twice_or_losing_a_
     assert answer.seq > before[-1].seq and "incorrect_numerical" in answer.content
     first_call_after = next(e for e in events if e.seq > before[-1].seq and isinstance(e, ModelCall))
     assert first_call_after.turn == 5 and first_call_after.seq > answer.seq  # the result came before the next model call
-    assert {e.rev for e in of(events, EvalFinished)} == {1, 2, 3}
+    assert {e.rev for e in of(events, EvalFinished)} == {2, 3}  # the template is never evaluated
     assert of(events, Submission)[-1].rev == 3

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from workbench.agent.testing import ScriptedProvider, call, turn
 from workbench.agent.tools import MAX_OUTPUT, truncate
-from workbench.session.events import ModelCall, Revision, ToolCall, ToolResult
+from workbench.session.events import EvalSkipped, EvalStarted, ModelCall, Revision, ToolCall, ToolResult
 from workbench.session.store import SessionStore
 
-from .helpers import agent_session, of, run_agent
+from .helpers import FakeEvaluator, agent_session, of, run_agent
 
 
 def results_by_call(store: SessionStore, ref_id: str) -> list[tuple[str, ToolResult]]:
@@ -153,3 +153,15 @@ def test_a_long_file_read_is_cut_with_a_marker(store: SessionStore) -> None:
     assert "cut from the middle of this output" in content and "x4999 = 4999" in content
     assert content.endswith(f"turns left: {349}")
     assert (ref.workspace / "big.py").stat().st_size > MAX_OUTPUT
+
+
+def test_testing_the_untouched_template_is_an_error_result_and_evaluates_nothing(store: SessionStore) -> None:
+    ref = agent_session(store)
+    evaluator = FakeEvaluator()
+    run_agent(store, ref, ScriptedProvider([turn(call("run_tests")), turn(call("submit"))]), evaluator)
+    (name, result), _ = results_by_call(store, ref.id)
+    assert name == "run_tests" and not result.ok and "still the task's template" in result.content, result.content
+    assert evaluator.seen == []  # the template never reaches the harness
+    events = store.load(ref).events
+    assert [(e.rev, e.reason) for e in of(events, EvalSkipped)] == [(1, "template")]
+    assert not of(events, EvalStarted)

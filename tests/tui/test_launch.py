@@ -69,7 +69,7 @@ async def test_launch_human_session_and_see_a_revision_evaluated_live(
             await wait_until(
                 pilot, lambda: table.row_count >= 2 and table.cells(2)[3].plain == "passed", 100, "revision 2 evaluated"
             )
-            assert table.cells(1)[3].plain == "runtime_error"
+            assert table.cells(1)[3].plain == "template"  # the untouched template is not evaluated
             assert "✓" in table.cells(2)[4].plain
             assert view.following and view.timeline.at_end
             lines = view.query_one("#events", EventLog).plain_lines()

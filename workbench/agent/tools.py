@@ -377,6 +377,11 @@ class ToolBox:
             rev = max(known)
         while True:
             revision = state.revisions[rev]
+            if revision.skip_reason == "template":
+                raise ToolError(
+                    f"the workspace is still the task's template (revision {rev}), whose run raises NotImplementedError: "
+                    "there is nothing to evaluate yet. Write your kernel into the solution file first."
+                )
             if revision.eval_state == "skipped" and revision.superseded_by is not None:
                 rev = revision.superseded_by
                 continue

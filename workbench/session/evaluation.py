@@ -1,7 +1,8 @@
 """The evaluation queue: one evaluation at a time per device; newer revisions replace older queued ones.
 
 A revision waiting in the queue when a newer one arrives is dropped with an `eval_skipped` event, unless
-it was submitted with keep=True (a replay, or the backlog found when a runner resumes). The revision's
+it was submitted with keep=True (a replay, or the backlog found when a runner resumes). The session's first
+revision, the untouched template, is never evaluated (`eval_skipped` with reason "template"). The revision's
 committed file (not the live workspace) is what gets evaluated.
 """
 
@@ -101,6 +102,15 @@ class EvaluationQueue:
                 self._done.add(old.rev)
                 self._emit(EvalSkipped(rev=old.rev, sha=old.sha, superseded_by=rev))
             self._pending.append(EvalJob(rev, sha, keep))
+            self._cond.notify_all()
+
+    def skip_template(self, rev: int, sha: str) -> None:
+        """Record the session's first revision, the task's template as created, as not evaluated: it is not
+        the driver's work (every template's `run` raises NotImplementedError), so it can never be selected,
+        and evaluating it would only hold the device."""
+        with self._cond:
+            self._done.add(rev)
+            self._emit(EvalSkipped(rev=rev, sha=sha, reason="template"))
             self._cond.notify_all()
 
     def busy(self) -> bool:

@@ -2,8 +2,8 @@
 
 Every record carries {"v": 1, "seq": N, "ts": unix seconds, "type": ...}. `seq` starts at 1 and has
 no gaps. Types beyond DESIGN.md's list: `eval_skipped` (a queued revision superseded by a newer one
-before it was evaluated), `driver_output` (lines printed by a command driver) and `driver_finished`
-(the driver ended). docs/sessions.md documents every type and field.
+before it was evaluated, or the untouched template, never evaluated), `driver_output` (lines printed by
+a command driver) and `driver_finished` (the driver ended). docs/sessions.md documents every type and field.
 """
 
 from __future__ import annotations
@@ -59,10 +59,14 @@ class EvalFinished(_Event):
 
 
 class EvalSkipped(_Event):
+    """A revision not evaluated: superseded in the queue by a newer one before its evaluation began, or the
+    session's first revision, the task's template as the session was created (reason "template")."""
+
     type: Literal["eval_skipped"] = "eval_skipped"
     rev: int
     sha: str
-    superseded_by: int
+    superseded_by: int | None = None
+    reason: Literal["superseded", "template"] = "superseded"
 
 
 class Usage(BaseModel):

@@ -82,6 +82,8 @@ def describe(event: Event) -> str | None:
             f": {first_line[:200]}" if first_line else ""
         )
     if isinstance(event, EvalSkipped):
+        if event.reason == "template":
+            return f"rev {event.rev} not evaluated: the task's untouched template"
         return f"rev {event.rev} skipped (superseded by rev {event.superseded_by} before its evaluation began)"
     if isinstance(event, DriverFinished):
         return f"driver {event.driver} finished: {event.reason}"
@@ -174,6 +176,7 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
                 "replay_of": r.replay_of,
                 "eval": r.eval_state,
                 "superseded_by": r.superseded_by,
+                "skip_reason": r.skip_reason or None,
                 "status": r.status,
                 "geomean_speedup": r.geomean_speedup,
                 "duration_s": r.report.duration_s if r.report else None,
@@ -259,6 +262,8 @@ def evaluation_markup(revision: RevisionState) -> str:
     if revision.eval_state == "finished":
         return f"[{status_style(revision.status)}]{revision.status}[/]"
     if revision.eval_state == "skipped":
+        if revision.skip_reason == "template":
+            return "[dim]template (not evaluated)[/]"
         return f"[dim]skipped (rev {revision.superseded_by})[/]"
     return f"[yellow]{revision.eval_state}[/]"
 

@@ -2,7 +2,8 @@
 
 Resuming is the normal start: whatever the log and the workspace hold is reconciled first (commits
 without a `revision` event get one, uncommitted edits become a revision, revisions never evaluated are
-queued), so a runner killed at any point, even by SIGKILL, can simply be started again.
+queued, except the first: the task's template as created, which is never evaluated), so a runner killed
+at any point, even by SIGKILL, can simply be started again.
 """
 
 from __future__ import annotations
@@ -326,7 +327,10 @@ class Runner:
                     )
                 )
         for revision in self._state.unevaluated() if self._evaluates else []:  # never evaluated, or cut off mid-evaluation
-            queue.submit(revision.rev, revision.sha, keep=True)
+            if revision.rev == 1:  # the workspace's first commit: the task's template as the session was created
+                queue.skip_template(revision.rev, revision.sha)
+            else:
+                queue.submit(revision.rev, revision.sha, keep=True)
         self.commit("edits found when the runner started")
 
     def _on_burst(self, paths: set[str]) -> None:

@@ -56,7 +56,8 @@ class RevisionState:
     ts: float
     replay_of: int | None = None
     eval_state: EvalState = "pending"
-    superseded_by: int | None = None  # set when eval_state == "skipped"
+    superseded_by: int | None = None  # set when eval_state == "skipped" because a newer revision superseded it
+    skip_reason: str = ""  # "superseded" or "template" (the untouched template is never evaluated)
     report: EvalReport | None = None  # set when eval_state == "finished"
     eval_started_ts: float | None = None
     eval_finished_ts: float | None = None
@@ -143,6 +144,7 @@ class SessionState:
             if (skipped := self.revisions.get(event.rev)) is not None:
                 skipped.eval_state = "skipped"
                 skipped.superseded_by = event.superseded_by
+                skipped.skip_reason = event.reason
         elif isinstance(event, Submission):
             self.submission = event
         elif isinstance(event, SessionFinished):

@@ -53,7 +53,7 @@ def evaluation_cell(revision: RevisionState) -> Text:
     if revision.eval_state == "finished" and revision.status is not None:
         return Text(revision.status, style=status_style(revision.status))
     if revision.eval_state == "skipped":
-        return Text(f"skipped (r{revision.superseded_by})", style="dim")
+        return Text("template" if revision.skip_reason == "template" else f"skipped (r{revision.superseded_by})", style="dim")
     if revision.eval_state == "running":
         return Text("evaluating…", style="yellow")
     return Text("pending" + (" (cut off)" if revision.interrupted else ""), style="yellow")
