@@ -137,6 +137,37 @@ def test_interpreter_fp8_casts_round_and_saturate_as_the_gpu_inside_the_harness_
     assert e4[:4].float().tolist() == [128.0, 448.0, -448.0, 0.0] and e4[5:7].float().tolist() == [1.0, 1.25]
 
 
+@triton.jit
+def _int_index_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + r)
+    tl.store(out_ptr + r, x * 3 + 7 - r)  # int32: wraps past the type's range, as a GPU does
+
+
+def test_interpreter_overflow_checks_are_off_inside_the_harness_only_and_change_no_result() -> None:
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("checks the Triton interpreter (set TRITON_INTERPRET=1; the suite's conftest does)")
+    from triton.runtime import interpreter
+
+    from workbench.harness import interpreter_fix
+
+    options = interpreter.interpreter_builder.options
+    assert options.sanitize_overflow and not options.debug  # the interpreter's defaults: checked, then dropped
+    x = torch.tensor([0, 1, -5, 2**31 - 1, -(2**31), 715827882, 10**9, -(10**9)], dtype=torch.int32)
+    before, after = torch.empty_like(x), torch.empty_like(x)
+    _int_index_kernel[(1,)](x, before, N=8)
+    uninstall = interpreter_fix.install()
+    try:
+        assert not interpreter.interpreter_builder.options.sanitize_overflow
+        _int_index_kernel[(1,)](x, after, N=8)
+    finally:
+        uninstall()
+    assert interpreter.interpreter_builder.options is options  # restored
+    assert torch.equal(before, after)  # the same values, overflowing lanes included
+    wrapped = ((x.long() * 3 + 7 - torch.arange(8)) + 2**31) % 2**32 - 2**31
+    assert torch.equal(after.long(), wrapped)
+
+
 def _eval_cli(*args: str) -> tuple[int, str, str]:
     result = runner.invoke(app, ["eval", "muon_orthogonalize", *args])
     return result.exit_code, result.stdout, result.stderr

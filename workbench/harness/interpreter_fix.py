@@ -12,10 +12,17 @@ process under TRITON_INTERPRET=1.
   field loses half its magnitude (127.9 -> 64; about 2% of a quantised tensor's values). `install()`
   casts float32, float16 and bfloat16 to FP8 as the GPU does (round to nearest even, saturating to the
   largest finite value, NaN kept), through torch's own conversion.
+- Integer overflow checks: the interpreter's options turn `sanitize_overflow` on, so every integer add,
+  sub and mul of a kernel (its index arithmetic) is also done in int64 and compared with the type's
+  range, and the result goes to `device_assert`, which drops it because `debug` is off. About 40% of an
+  interpreted kernel's time went to this discarded check (the honest Muon kernels, 128x384 smoke
+  workload, cProfile). `install()` turns it off while `debug` is off, which changes no outcome: a GPU
+  build also drops the check unless `debug` is on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -99,11 +106,32 @@ def install() -> Callable[[], None]:
     builder.create_dot = create_dot
     builder.create_fp_to_fp = create_fp_to_fp
     restore_autotune = _first_config_autotune()
+    restore_overflow_checks = _no_discarded_overflow_checks()
 
     def uninstall() -> None:
         builder.create_dot = original
         builder.create_fp_to_fp = original_fp_to_fp
         restore_autotune()
+        restore_overflow_checks()
+
+    return uninstall
+
+
+def _no_discarded_overflow_checks() -> Callable[[], None]:
+    """Turn `sanitize_overflow` off in the interpreter's options while `debug` is off (the check's
+    assertion is dropped then anyway); a no-op on a Triton whose interpreter has no such options."""
+    from triton.runtime import interpreter
+
+    builder = getattr(interpreter, "interpreter_builder", None)
+    options = getattr(builder, "options", None)
+    if builder is None or not dataclasses.is_dataclass(options) or isinstance(options, type):
+        return lambda: None
+    if getattr(options, "debug", True) or not getattr(options, "sanitize_overflow", False):
+        return lambda: None
+    builder.options = dataclasses.replace(options, sanitize_overflow=False)
+
+    def uninstall() -> None:
+        builder.options = options
 
     return uninstall
 
