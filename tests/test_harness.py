@@ -49,6 +49,13 @@ def test_template_fails_with_a_clear_runtime_error() -> None:
     assert report.workloads[0].rel_err is None and report.workloads[0].max_abs_err is None
 
 
+def test_the_cpu_solution_process_runs_one_thread(tmp_path: Path) -> None:
+    probe = tmp_path / "threads.py"
+    probe.write_text("import torch\n\n\ndef run(G, steps):\n    raise RuntimeError(f'threads={torch.get_num_threads()}')\n")
+    report = evaluate(TASK, probe, "cpu", ["smoke_b8_m64_n200"])
+    assert report.status == "runtime_error" and "threads=1" in report.message, report.message
+
+
 def test_syntax_error_is_a_compile_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import torch\ndef run(G, steps)\n    return G\n")

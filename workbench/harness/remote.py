@@ -29,6 +29,11 @@ from workbench.harness.transport import Channel, ChannelClosed, ChannelTimeout, 
 # CUDA_DEVICE_ORDER: the GPU index given below means the same GPU inside as outside (a campaign pins
 # sessions by index in PCI bus order)
 PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH", "CUDA_DEVICE_ORDER")
+# Under the interpreter a kernel runs one program instance at a time in Python, each op on one small tile,
+# where a BLAS or OpenMP thread pool costs more than it gives: one call of the naive Muon kernels on the
+# 128x384 smoke workload took 1.94 s of wall and 3.8 s of CPU with 2 threads, 1.46 s and 1.46 s with one
+# (2-core development machine; docs/harness.md, "The interpreter").
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 HOST_CODE = (
     "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution_host import main; "
     "from workbench.harness.fast_exit import exit_now; exit_now(main(sys.argv))"
@@ -92,6 +97,7 @@ class RemoteSolution:
         if self.device.type == "cpu":
             env["TRITON_INTERPRET"] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
+            env |= ONE_THREAD  # the interpreter's numpy and torch ops on small tiles: threads only spin
         else:  # the process sees its one GPU only, as cuda:0
             index = self.device.index if self.device.index is not None else torch.cuda.current_device()
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
