@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
+import time
 from pathlib import Path
 from typing import TypeVar
+
+import pytest
 
 from workbench import paths
 from workbench.catalog import Catalog
@@ -171,3 +175,37 @@ def test_a_failing_driver_and_evaluator_are_recorded_and_a_resume_changes_nothin
     assert len(resumed) == 1 and resumed[0].resumed
     assert len(of(after, Revision)) == 3 and len(of(after, EvalFinished)) == 2 and len(of(after, EvalSkipped)) == 1
     assert isinstance(after[-1], SessionFinished) and after[-1].submission_rev == 2
+
+
+class WaitingDriver:
+    """Waits for the runner's stop, as a human driver waits for edits."""
+
+    name = "waiting"
+
+    def run(self, ctx: DriverContext) -> DriverResult:
+        ctx.stop.wait(60)
+        return DriverResult("stopped")
+
+
+def test_a_session_folder_deleted_under_its_runner_ends_the_run_and_commits_nowhere_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = Workspace.create(tmp_path / "project", {"notes.txt": "mine\n"}, "someone", "project's first")
+    (project.path / "notes.txt").write_text("uncommitted work\n")
+    monkeypatch.chdir(project.path)  # the runner was started from inside a user's repository
+    store = SessionStore(tmp_path / "sessions", examples=None)
+    ref = create_session(store, CATALOG, TASK, device="cpu")
+    runner = Runner(store, ref, CATALOG, driver=WaitingDriver(), evaluator=FakeEvaluator(), poll_s=0.2)
+    done: list[str] = []
+    thread = threading.Thread(target=lambda: done.append(runner.run().reason))
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not store.is_running(ref) or 1 not in runner.state().revisions:
+        assert time.monotonic() < deadline, "the runner did not start"
+        time.sleep(0.05)
+    shutil.rmtree(ref.dir)
+    thread.join(30)
+    assert not thread.is_alive() and done, "the runner must end when its workspace is gone"
+    assert "broken" in runner.stop_reason
+    assert [c.message for c in project.history()] == ["project's first"]
+    assert project.repo.git.status("--porcelain") == " M notes.txt"

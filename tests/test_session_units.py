@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from workbench.session.evaluation import EvaluationQueue
 from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Event, Revision
 from workbench.session.state import SessionState, select_submission
 from workbench.session.store import SessionStore
-from workbench.session.workspace import Workspace
+from workbench.session.workspace import Workspace, WorkspaceError
 
 cli = CliRunner()
 CATALOG = Catalog(paths.tasks_root(), paths.guidance_root())
@@ -92,6 +93,29 @@ def test_workspace_commit_history_and_bundle(tmp_path: Path) -> None:
     clone = Workspace.from_bundle(ws.export_bundle(tmp_path / "out" / "workspace.bundle"), tmp_path / "cache")
     assert [c.sha for c in clone.history()] == [c.sha for c in history]
     assert clone.read_text(history[1].sha, "solution.py") == "v2\n"
+
+
+def test_a_deleted_workspace_never_commits_to_the_repository_around_the_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session folder deleted under its running runner: git must not fall back to the runner's working
+    directory, where it would stage and commit whatever repository holds it (a user's project)."""
+    project = Workspace.create(tmp_path / "project", {"notes.txt": "mine\n"}, "someone", "project's first")
+    (project.path / "notes.txt").write_text("uncommitted work\n")
+    (project.path / "new.txt").write_text("untracked\n")
+    ws = Workspace.create(tmp_path / "sessions" / "s1" / "workspace", {"solution.py": "v1\n"}, "template", "first")
+    monkeypatch.chdir(project.path)  # the runner's working directory
+    shutil.rmtree(ws.path.parent)
+    with pytest.raises(WorkspaceError, match="gone"):
+        ws.commit_all("human", "revision 2")
+    assert ws.problem() is not None  # the runner sees a broken repository and ends the run
+    try:
+        seen = [c.message for c in ws.history()]
+    except Exception:  # any failure is right; reading the project's history is not
+        seen = []
+    assert "project's first" not in seen
+    assert [c.message for c in project.history()] == ["project's first"]
+    assert project.repo.git.status("--porcelain") == " M notes.txt\n?? new.txt"  # nothing staged there
 
 
 def test_newer_revisions_replace_queued_ones_unless_kept() -> None:

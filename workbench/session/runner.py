@@ -164,8 +164,11 @@ class Runner:
             writer.append(event)
             self._state.apply(event)
             if event.type in RESULT_EVENTS:  # the agent's read-only view of its evaluations
-                with (self.session_dir / RESULTS_NAME).open("ab") as feed:
-                    feed.write(redact(event.model_dump_json(exclude={"mac"}), writer.secrets).encode() + b"\n")
+                try:
+                    with (self.session_dir / RESULTS_NAME).open("ab") as feed:
+                        feed.write(redact(event.model_dump_json(exclude={"mac"}), writer.secrets).encode() + b"\n")
+                except FileNotFoundError:  # the session folder was deleted under the runner: end the run
+                    self.request_stop("the session folder was deleted")
             if self._on_event is not None:
                 self._on_event(event)
             return event

@@ -75,6 +75,12 @@ class Workspace:
             self.repo = Repo(self.path)
         except (InvalidGitRepositoryError, NoSuchPathError):
             raise WorkspaceError(f"{self.path} is not a git repository") from None
+        # Every git command works on this repository and no other. GitPython runs git in the process's
+        # own working directory when the workspace's folder is gone (deleted under a running session),
+        # and git would then find, stage and commit to whatever repository holds that directory; with
+        # GIT_DIR and GIT_WORK_TREE pinned it fails instead ("not a git repository").
+        git_dir = Path(self.repo.git_dir).resolve()
+        self.repo.git.update_environment(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(self.path.resolve()))
 
     @classmethod
     def create(cls, path: Path, files: dict[str, str], author: str, message: str) -> Workspace:
@@ -110,6 +116,8 @@ class Workspace:
     def commit_all(self, author: str, message: str, secrets: Mapping[str, str] | None = None) -> CommitInfo | None:
         """Stage everything (honouring .gitignore) and commit it; None when nothing changed. Raises
         SecretInWorkspace (and stages nothing) when a staged file holds one of `secrets`' values."""
+        if not Path(self.repo.git_dir).is_dir():
+            raise WorkspaceError(f"the workspace {self.path} is gone: nothing committed")
         git = self.repo.git
         with git.custom_environment(**self._identity(author)):
             git.add("-A")
