@@ -103,6 +103,27 @@ def test_missing_task_file(task_copy: Path) -> None:
     assert "reference.py: file not found" in _error(task_copy)
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("    return G\n", "run(...) must only raise NotImplementedError"),
+        ("    x = 1\n    raise NotImplementedError\n", "run(...) must only raise NotImplementedError"),
+        ("    raise ValueError('not yet')\n", "run(...) must only raise NotImplementedError"),
+        ("    raise NotImplementedError(\n", "not valid Python"),
+    ],
+)
+def test_a_template_that_does_anything_but_raise_not_implemented_is_refused(task_copy: Path, body: str, message: str) -> None:
+    """The runner never evaluates the untouched template, so a template must not be a working kernel."""
+    (task_copy / "template.py").write_text(f'import torch\n\n\ndef run(G, steps):\n    """Doc."""\n{body}')
+    error = _error(task_copy)
+    assert "template.py" in error and message in error, error
+
+
+def test_a_template_without_run_is_refused(task_copy: Path) -> None:
+    (task_copy / "template.py").write_text("def main():\n    raise NotImplementedError\n")
+    assert "template.py: defines no run(...) function" in _error(task_copy)
+
+
 def test_unknown_task_lists_known_ones(repo: Path) -> None:
     with pytest.raises(CatalogError, match=r"known tasks: .*muon_orthogonalize.*rmsnorm_bwd"):
         Catalog(repo / "tasks", repo / "guidance").task("nope")

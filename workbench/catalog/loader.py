@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -64,7 +65,34 @@ def load_task(task_dir: Path) -> Task:
     for name in (*TASK_FILES[1:], spec.description):
         if not (task_dir / name).is_file():
             raise CatalogError(task_dir / name, "file not found (every task needs it)")
+    _check_template(task_dir / "template.py")
     return Task(spec=spec, dir=task_dir)
+
+
+def _raises_not_implemented(statement: ast.stmt) -> bool:
+    if not isinstance(statement, ast.Raise) or statement.exc is None:
+        return False
+    raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
+def _check_template(path: Path) -> None:
+    """A template is where a session starts, never a candidate: its `run` only raises NotImplementedError
+    (after an optional docstring). Sessions rely on it: the runner never evaluates the untouched template."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        raise CatalogError(path, f"not valid Python (line {exc.lineno}): {exc.msg}") from None
+    runs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"]
+    if not runs:
+        raise CatalogError(path, "defines no run(...) function")
+    body = runs[-1].body
+    if ast.get_docstring(runs[-1]) is not None:
+        body = body[1:]
+    if len(body) != 1 or not _raises_not_implemented(body[0]):
+        raise CatalogError(
+            path, f"line {runs[-1].lineno}: run(...) must only raise NotImplementedError (a template is never evaluated)"
+        )
 
 
 def load_guidance(guidance_dir: Path) -> Guidance:
