@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,6 +54,26 @@ def guidance_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "guidance" / "muon_orthogonalize"
     shutil.copytree(REPO / "guidance" / "muon_orthogonalize", dest)
     return dest
+
+
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that fails while a runner, a campaign or an agent process it started still runs must not leave
+    it behind (it would run on after pytest deletes its folder): once a test that used tmp_path ends,
+    every process whose command line or environment names that folder is killed."""
+    if "tmp_path" not in request.fixturenames:
+        yield
+        return
+    folder = str(request.getfixturevalue("tmp_path")).encode()  # the test asks for it anyway
+    yield
+    spared = {os.getpid(), os.getppid()}
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            pid = int(proc.name)
+            if pid not in spared and any(folder in (proc / name).read_bytes() for name in ("cmdline", "environ")):
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):  # gone meanwhile, or not ours to read
+            continue
 
 
 # Kernels in test modules run under the Triton interpreter on this CPU-only machine.
