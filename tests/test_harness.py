@@ -50,6 +50,8 @@ def test_template_fails_with_a_clear_runtime_error() -> None:
 
 
 def test_the_cpu_solution_process_runs_one_thread(tmp_path: Path) -> None:
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("torch starts one thread on a 1-core machine anyway: nothing to tell apart")
     probe = tmp_path / "threads.py"
     probe.write_text("import torch\n\n\ndef run(G, steps):\n    raise RuntimeError(f'threads={torch.get_num_threads()}')\n")
     report = evaluate(TASK, probe, "cpu", ["smoke_b8_m64_n200"])
