@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -10,11 +12,34 @@ import pytest
 from workbench.harness.policy_static import ALLOWED_IMPORTS, check_source, has_run_function, path_rule
 
 REPO = Path(__file__).resolve().parent.parent
-SHIPPED = [
-    REPO / "tests" / "solutions" / "muon_naive.py",
-    REPO / "tasks" / "muon_orthogonalize" / "template.py",
-    REPO / "tasks" / "muon_orthogonalize" / "expert.py",
-]
+REDTEAM = REPO / "tests" / "redteam"
+
+
+def _appended(core: Path, *parts: Path) -> str:
+    """A red-team file as the red-team tests build it: the honest core, its run renamed, then the parts."""
+    text = core.read_text().replace("\ndef run(", "\ndef honest_run(")
+    return "\n\n".join([text, *(part.read_text() for part in parts)])
+
+
+def _honest_corpus() -> dict[str, str]:
+    """Every honest solution the repository holds: experts, templates, the naive solutions, the honest
+    red-team variants, and the wrong-math cheats (honest constructs, wrong answers: they must reach the
+    checker's comparison, so the static policy must pass them)."""
+    corpus = {str(p.relative_to(REPO)): p.read_text() for p in sorted(REPO.glob("tasks/*/expert.py"))}
+    corpus.update({str(p.relative_to(REPO)): p.read_text() for p in sorted(REPO.glob("tasks/*/template.py"))})
+    corpus.update({str(p.relative_to(REPO)): p.read_text() for p in sorted(REPO.glob("tests/solutions/*.py"))})
+    naive = REPO / "tests" / "solutions" / "muon_naive.py"
+    for path in sorted((REDTEAM / "honest").glob("*.py")):
+        corpus[str(path.relative_to(REPO))] = _appended(naive, REDTEAM / "torch_muon.py", path)
+    for folder in sorted(REDTEAM.glob("*_cheats")):
+        core = REPO / "tests" / "solutions" / f"{folder.name.removesuffix('_cheats')}_naive.py"
+        if core.exists():
+            for path in sorted(folder.glob("*.py")):
+                corpus[str(path.relative_to(REPO))] = _appended(core, path)
+    return corpus
+
+
+HONEST_CORPUS = _honest_corpus()
 
 
 def found(source: str) -> list[tuple[str, int | None]]:
@@ -95,7 +120,7 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     "torch_utils_dlpack": ("import torch.utils.dlpack\n", ("python_compute", 1)),
     "legacy_constructor": ("import torch\nx = torch.Tensor([1.0, 2.0])\n", ("python_compute", 2)),
     # torch and triton I/O, processes, code loading, internals
-    "torch_save": ("import torch\ntorch.save(x, 'f')\n", ("files", 2)),
+    "torch_save": ("import torch\ntorch.save(len, 'f')\n", ("files", 2)),
     "torch_from_file": ("import torch\ntorch.from_file('f')\n", ("files", 2)),
     "torch_load": ("import torch\ntorch.load('f')\n", ("files", 2)),
     "storage_from_file": ("def f(S):\n    return S.from_file('f')\n", ("files", 2)),
@@ -130,7 +155,7 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     "triton_tools": ("from triton.tools import disasm\n", ("triton_internals", 1)),
     "triton_unlisted": ("import triton\nm = triton.AsyncCompileMode\n", ("triton_internals", 2)),
     "ir_override": ("import triton\nc = triton.Config({}, ir_override='k.ptx')\n", ("files", 2)),
-    "get_type_hints": ("import typing\ntyping.get_type_hints(f)\n", ("dynamic_code", 2)),
+    "get_type_hints": ("import typing\ntyping.get_type_hints(len)\n", ("dynamic_code", 2)),
     "forward_ref": ("from typing import ForwardRef\n", ("dynamic_code", 1)),
     "singledispatch": ("import functools\n@functools.singledispatch\ndef f(x):\n    pass\n", ("dynamic_code", 2)),
     # Triton hooks laundering library code
@@ -217,7 +242,98 @@ REFUSED: dict[str, tuple[str, tuple[str, int]]] = {
     ),
     "decorator_as_value": ("import functools\nto = functools.total_ordering\n", ("monkeypatch", 2)),
     "update_wrapper": ("import functools, torch\nfunctools.update_wrapper(torch.Tensor, f, ('add',))\n", ("introspection", 2)),
+    # names, not objects: dangerous objects re-exported under innocent paths (the allow-list is of
+    # objects' paths; nothing off it resolves), and callables that take attribute names
+    "reexport_attrgetter": ("from torch.autograd.profiler_util import attrgetter\n", ("introspection", 1)),
+    "reexport_attrgetter_chain": (
+        "import torch\nb = torch.autograd.profiler_util.attrgetter('_' * 2 + 'self' + '_' * 2)(len)\n",
+        ("introspection", 2),
+    ),
+    "getattr_from_fqn": ("import torch.ao.quantization.utils as u\nb = u.getattr_from_fqn(len, 'x')\n", ("introspection", 2)),
+    "reexport_ctypes": ("from torch.xpu import cast, c_void_p\n", ("ctypes", 1)),
+    "reexport_ctypes_module": ("import torch\nc = torch.cuda.memory.ctypes\n", ("ctypes", 2)),
+    "json_codecs_open": ("import triton\nf = triton.runtime.autotuner.json.codecs.open\n", ("files", 2)),
+    "cache_manager_reexport": ("from triton.runtime.autotuner import get_cache_manager\n", ("files", 1)),
+    "triton_language_core_builtins": ("import triton.language as tl\nb = tl.core.builtins\n", ("introspection", 2)),
+    "triton_runtime_module": ("import triton\na = triton.runtime.autotuner\n", ("triton_internals", 2)),
+    "cached_property_lock": ("import triton.language as tl\nk = tl.tuple_type.name.lock\n", ("attribute", 2)),
+    "torch_math_function": ("import torch\ny = torch.matmul(a, b)\n", ("torch_compute", 2)),
+    "torch_unlisted_module": ("import torch.nn.functional as F\n", ("torch_internals", 1)),
+    "unknown_attribute": ("def f(x):\n    return x.some_library_attribute\n", ("attribute", 2)),
+    "tensor_private": ("def f(x):\n    return x._base\n", ("private_attribute", 2)),
+    "tensor_hook": ("def f(x, g):\n    x.register_hook(g)\n", ("attribute", 2)),
+    "library_store": ("def f(x):\n    x.requires_grad = True\n", ("monkeypatch", 2)),
+    # the file's own names help only on the file's own objects
+    "own_name_on_unknown_receiver": (
+        "class P:\n    def item(self):\n        return 1\n\ndef f(x):\n    return x.item()\n",
+        ("python_compute", 6),
+    ),
+    "method_with_library_self": (
+        "class C:\n    def f(self):\n        return self.item()\n    def item(self):\n        return 1\n\ndef g(t):\n"
+        "    return C.f(t)\n",
+        ("python_compute", 3),
+    ),
+    "method_through_type": (
+        "class C:\n    def f(self):\n        return self.tolist()\n    def tolist(self):\n        return []\n\n"
+        "def g(c, t):\n    return type(c).f(t)\n",
+        ("python_compute", 3),
+    ),
+    "method_as_class_value": (
+        "class C:\n    def f(self):\n        return self.item()\n    def item(self):\n        return 1\n    g = f\n",
+        ("python_compute", 3),
+    ),
+    "method_decorated": (
+        "def deco(fn):\n    return fn\n\nclass C:\n    @deco\n    def f(self):\n        return self.item()\n"
+        "    def item(self):\n        return 1\n",
+        ("python_compute", 7),
+    ),
     "wraps_assigned": ("import functools\n@functools.wraps(g, assigned=('add',))\ndef f():\n    pass\n", ("introspection", 2)),
+    # class patterns read the attributes __match_args__ names (round three)
+    "match_positional_plain_class": (
+        "class C:\n    pass\n\ndef f(x):\n    match x:\n        case C(a):\n            return a\n",
+        ("introspection", 6),
+    ),
+    "match_positional_frame_field": (
+        "import dataclasses\n@dataclasses.dataclass\nclass G:\n    gi_frame: object = None\n\ndef f(x):\n"
+        "    match x:\n        case G(frame):\n            return frame\n",
+        ("introspection", 8),
+    ),
+    "match_positional_inherited_field": (
+        "from dataclasses import dataclass\n@dataclass\nclass A:\n    f_back: object = None\n@dataclass\n"
+        "class B(A):\n    ok: int = 0\n\ndef f(x):\n    match x:\n        case B(a, b):\n            return a\n",
+        ("introspection", 11),
+    ),
+    "match_positional_library_class": (
+        "import torch\n\ndef f(x):\n    match x:\n        case torch.Size(a):\n            return a\n",
+        ("introspection", 5),
+    ),
+    "match_positional_shadowed_builtin": (
+        "class int:\n    pass\n\ndef f(x):\n    match x:\n        case int(a):\n            return a\n",
+        ("introspection", 6),
+    ),
+    "match_args_assignment": ("class C:\n    __match_args__ = ('gi_frame',)\n", ("introspection", 2)),
+    # library bases: an explicit list (no ABCs, no subclasses of type)
+    "abc_base": ("import typing\n\nclass C(typing.Hashable):\n    pass\n", ("tensor_subclass", 3)),
+    "typing_type_base": ("from typing import Type\n\nclass M(Type):\n    pass\n", ("tensor_subclass", 3)),
+    "protocol_base": ("import typing\n\nclass P(typing.Protocol):\n    pass\n", ("tensor_subclass", 3)),
+    "metaclass_name_on_own_class": (
+        "import enum\n\nclass E(enum.Enum):\n    A = 1\n\nclass N:\n    _convert_ = None\n\n"
+        "X = E._convert_('X', 'm', lambda n: True)\n",
+        ("private_attribute", 9),
+    ),
+    # format fields walk attributes; dunder names anywhere in a string
+    "format_attribute_field": ("def f(x):\n    return '{0.real}'.format(x)\n", ("introspection", 2)),
+    "format_nested_attribute_field": ("def f(x):\n    return '{0:{1.real}}'.format(x, x)\n", ("introspection", 2)),
+    "format_map_attribute_field": ("def f(x):\n    return '{g.f_back}'.format_map({'g': x})\n", ("introspection", 2)),
+    "format_non_literal": ("def f(s, x):\n    return s.format(x)\n", ("introspection", 2)),
+    "format_unbound": ("def f(x):\n    return str.format('{0}', x)\n", ("introspection", 2)),
+    "format_as_value": ("F = '{0.real}'.format\n", ("introspection", 1)),
+    "dunder_inside_string": ("def f(x):\n    return '{0[__builtins__]}'.format(x)\n", ("introspection", 2)),
+    "dunder_inside_fstring": ("def f(x):\n    return f'{x}.__class__'\n", ("introspection", 2)),
+    "dunder_inside_bytes": ("K = b'x.__globals__'\n", ("introspection", 1)),
+    # PTX is not Triton
+    "inline_asm": ("import triton.language as tl\n\nf = tl.inline_asm_elementwise\n", ("foreign_kernels", 3)),
+    "inline_asm_imported": ("from triton.language import inline_asm_elementwise\n", ("foreign_kernels", 1)),
 }
 
 
@@ -243,10 +359,13 @@ EXACT: dict[str, tuple[str, list[tuple[str, int]]]] = {
     "torch_function": ("def __torch_function__(cls, f, t, a=(), k=None): ...\n", [("tensor_subclass", 1)]),
     "tolist": ("def f(x):\n    return x.tolist()\n", [("python_compute", 2)]),
     "float_is_fine": ("def f(x):\n    return float(x[0, 0])\n", []),
-    "torch_save": ("import torch\ntorch.save(x, 'f')\n", [("files", 2)]),
+    "torch_save": ("import torch\ntorch.save(len, 'f')\n", [("files", 2)]),
     "torch_from_file": ("import torch\ntorch.from_file('f')\n", [("files", 2)]),
     "torch_load": ("import torch\ntorch.load('f')\n", [("files", 2)]),
-    "get_type_hints": ("import typing\ntyping.get_type_hints(f)\n", [("dynamic_code", 2)]),
+    "get_type_hints": ("import typing\ntyping.get_type_hints(len)\n", [("dynamic_code", 2)]),
+    # names the file never binds: under the interpreter Triton injects np, inspect and its builder
+    "injected_numpy": ("def run(G):\n    return np.add(G, G)\n", [("undefined_name", 2)]),
+    "injected_builder": ("def run(G):\n    return TensorHandle\n", [("undefined_name", 2)]),
     "type_three_args": ("type('X', (object,), {})\n", [("dynamic_code", 1)]),
     "knobs_hook": (
         "import triton\ntriton.knobs.runtime.launch_enter_hook = None\n",
@@ -280,6 +399,10 @@ def test_pre_hook_library_function_is_torch_compute() -> None:
 
 HONEST: dict[str, str] = {
     "input_parameter": """\
+        def kernel(x):
+            return x
+
+
         def run(input, steps):
             return kernel(input)
         """,
@@ -446,6 +569,110 @@ HONEST: dict[str, str] = {
                 return type(x).__name__
             return str(type(x))
         """,
+    "own_plan": """\
+        class Plan:
+            def __init__(self, block_m):
+                self._block_m = block_m
+
+            def item(self):
+                return self._block_m
+
+            def compile(self):
+                return Plan(self._block_m * 2)
+
+            def describe(self):
+                return self.compile().block_m if self.item() else self._block_m
+
+            @property
+            def block_m(self):
+                return self._block_m
+
+
+        class Tuned(Plan):
+            def __init__(self, block_m, warps):
+                super().__init__(block_m)
+                self._warps = warps
+
+            def item(self):
+                return super().item() * self._warps
+
+
+        PLAN = Plan(64)
+        TUNED = Tuned(64, 4)
+
+
+        def run(G, steps):
+            return PLAN.item() + PLAN.compile().block_m + TUNED.item() + TUNED._warps
+        """,
+    "own_private_names_on_unknown_receivers": """\
+        class Plan:
+            def __init__(self, block_m):
+                self._block_m = block_m
+
+
+        def blocks(plan):
+            return plan._block_m
+        """,
+    "libdevice": """\
+        import triton
+        import triton.language as tl
+        from triton.language.extra import libdevice
+        from triton.language.extra.libdevice import fma as fused
+
+
+        @triton.jit
+        def kernel(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)
+            y = libdevice.fma(x, x, 1.0) + tl.extra.libdevice.fma(x, 2.0, x) + fused(x, x, x)
+            tl.store(x_ptr + offs, tl.math.exp2(y) + tl.sum(y, axis=0))
+        """,
+    "match_and_format": """\
+        import dataclasses
+        import enum
+        import typing
+
+        T = typing.TypeVar("T")
+
+
+        @dataclasses.dataclass(frozen=True)
+        class Tile:
+            "A tile; __init__ and __repr__ come from the dataclass."
+
+            block_m: int
+            block_n: int = 64
+
+
+        class Shape(typing.NamedTuple):
+            m: int
+            n: int
+
+
+        class Box(typing.Generic[T]):
+            pass
+
+
+        class Kind(enum.IntFlag):
+            A = 1
+            B = 2
+
+
+        def describe(x) -> str:
+            match x:
+                case Tile(m, n) if m == n:
+                    return "square {}x{}".format(m, n)
+                case Tile(block_m=m):
+                    return "{0}/{k}".format(m, k=Kind.A.name)
+                case Shape(m, n):
+                    return "{0:>6}x{1:<6}|{0!r:{1}}".format(m, n)
+                case int(v) | float(v):
+                    return "{v}".format_map({"v": v})
+                case [a, b, *_]:
+                    return f"{a}, {b} {'__main__'}"
+                case {"key": value}:
+                    return "{0[key]}".format({"key": value})
+            return str(x)
+        """,
     "data_ptr_and_float": """\
         def run(G, steps):
             key = (G.data_ptr(), float(G[0, 0, 0]), int(steps))
@@ -459,9 +686,29 @@ def test_honest_passes(case: str) -> None:
     assert found(HONEST[case]) == []
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
-def test_shipped_solutions_pass(path: Path) -> None:
-    assert check_source(path.read_text()) == []
+@pytest.mark.parametrize("name", sorted(HONEST_CORPUS))
+def test_honest_corpus_passes(name: str) -> None:
+    assert check_source(HONEST_CORPUS[name]) == []
+
+
+def test_honest_corpus_is_complete() -> None:
+    assert len([n for n in HONEST_CORPUS if n.endswith("expert.py")]) >= 11
+    assert len(HONEST_CORPUS) >= 70
+
+
+def test_session_example_solutions_pass(tmp_path: Path) -> None:
+    """The solutions of the recorded example sessions (their workspace is a git bundle)."""
+    bundles = sorted((REPO / "sessions" / "examples").glob("*/workspace.bundle"))
+    if not bundles or shutil.which("git") is None:
+        pytest.skip("no example sessions or no git")
+    checked = 0
+    for bundle in bundles:
+        dest = tmp_path / bundle.parent.name
+        subprocess.run(["git", "clone", "-q", str(bundle), str(dest)], check=True, capture_output=True)
+        for solution in dest.glob("solution.py"):
+            assert check_source(solution.read_text()) == [], bundle.parent.name
+            checked += 1
+    assert checked >= 1
 
 
 def test_one_violation_per_rule_and_line_in_source_order() -> None:

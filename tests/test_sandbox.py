@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,9 +67,10 @@ def sandboxed(
     )
 
 
-def results(done: subprocess.CompletedProcess[str]) -> dict[str, str]:
+def results(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
 
 
 @pytest.fixture
@@ -552,3 +554,141 @@ def test_default_paths() -> None:
     readable = sandbox.default_readable()
     for path in (Path(sys.prefix), Path(sys.base_prefix), REPO / "workbench", Path(sys.executable).resolve().parent):
         assert path in readable, path
+
+
+# -- the allow-list sandbox of the solution process (sandbox.isolate) -------------------------------------
+def _isolated_run(
+    code: str, readable: Sequence[Path] = (), hidden: Sequence[Path] = (), env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-I", "-c", textwrap.dedent(code)]
+    env = env if env is not None else {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
+    launch = sandbox.isolate(argv, device="cpu", env=env, readable=[*sandbox.interpreter_paths(env), *readable], hidden=hidden)
+    assert launch.info.kind == "bubblewrap", launch.info.detail
+    try:
+        return subprocess.run(
+            launch.command,
+            executable=launch.executable,
+            env=launch.env,
+            pass_fds=launch.pass_fds,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        launch.close()
+
+
+@needs_bwrap
+def test_isolated_root_shows_only_what_is_bound(outside_dir: Path) -> None:
+    """Nothing of the machine but the system folders, the interpreter and the named files: not the
+    repository (but the bound module), not HOME, not a folder nobody named, not /etc."""
+    (outside_dir / "notes.txt").write_text("user data")
+    module = REPO / "workbench" / "harness" / "fast_exit.py"
+    done = _isolated_run(
+        f"""
+        import json, os
+        listing = lambda p: sorted(os.listdir(p)) if os.path.isdir(p) else "missing"
+        fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
+        print(json.dumps({{"root": listing("/"), "repo": listing({str(REPO)!r}), "harness": listing({str(module.parent)!r}),
+                          "outside": listing({str(outside_dir)!r}), "etc": listing("/etc"), "fds": fds,
+                          "init": open("/proc/1/cmdline").read().split("\\0")[:4],
+                          "write": os.access("/", os.W_OK)}}))
+        """,
+        readable=[module],
+    )
+    out = results(done)
+    assert out["outside"] == "missing"
+    assert out["harness"] == ["fast_exit.py"]
+    assert set(out["repo"]) <= {"workbench", ".venv"}  # the module's folder, and the venv where it lies inside
+    assert set(out["etc"]) <= {"ld.so.cache", "alternatives", "passwd", "group"}
+    assert set(out["root"]) <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "sys", "dev", "proc", "tmp"} | {
+        Path(p).parts[1] for p in [*sandbox.interpreter_paths(), REPO]
+    }
+    assert out["fds"] == [0, 1, 2, 3]  # the arguments' pipe is closed: 3 is listdir's own
+    assert out["init"][:2] == ["bwrap", "--args"] and out["init"][2].isdigit() and out["init"][3] == "--"
+    assert out["write"] is False
+
+
+@needs_bwrap
+def test_isolated_hidden_path_inside_a_bound_folder_stays_hidden(outside_dir: Path) -> None:
+    (outside_dir / "shown.txt").write_text("yes")
+    (outside_dir / "secret").mkdir()
+    (outside_dir / "secret" / "answer.txt").write_text("42")
+    done = _isolated_run(
+        f"""
+        import json, os
+        top, secret = {str(outside_dir)!r}, {str(outside_dir / "secret")!r}
+        print(json.dumps({{"top": sorted(os.listdir(top)), "secret": os.listdir(secret)}}))
+        """,
+        readable=[outside_dir],
+        hidden=[outside_dir / "secret", Path.home()],
+    )
+    assert json.loads(done.stdout) == {"top": ["secret", "shown.txt"], "secret": []}, done.stderr
+
+
+@needs_bwrap
+def test_isolated_interpreter_imports_torch_triton_and_the_solution_side() -> None:
+    modules = sandbox.module_files(["workbench.harness.solution_host"])
+    done = _isolated_run(
+        f"""
+        import json, sys
+        sys.path[:0] = {[str(paths.IMPORT_ROOT), *(p for p in sys.path if p and not Path(p).is_relative_to(REPO))]!r}
+        import torch, triton, workbench.harness.solution_host
+        print(json.dumps({{"sum": float(torch.ones(3).sum())}}))
+        """,
+        readable=modules,
+    )
+    assert json.loads(done.stdout) == {"sum": 3.0}, done.stderr
+
+
+def test_module_files_follow_the_solution_sides_imports() -> None:
+    files = sandbox.module_files(["workbench.harness.solution_host", "workbench.harness.fast_exit"])
+    names = {str(f.relative_to(REPO)) for f in files}
+    for needed in ("workbench/__init__.py", "workbench/harness/__init__.py", "workbench/harness/solution_host.py"):
+        assert needed in names
+    for never in ("checker.py", "evaluate.py", "sandbox.py", "remote.py", "paths.py"):
+        assert f"workbench/harness/{never}" not in names and f"workbench/{never}" not in names
+    assert all(f.suffix == ".py" and f.is_file() for f in files)
+
+
+def test_isolate_disabled_runs_the_command_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("D2K_SANDBOX", "off")
+    launch = sandbox.isolate(["prog"], device="cpu", env={"A": "1"}, readable=[REPO])
+    assert (launch.command, launch.executable, launch.env, launch.pass_fds) == (["prog"], None, {"A": "1"}, ())
+    assert launch.info == sandbox.SandboxInfo("none", "disabled by D2K_SANDBOX=off")
+
+
+def test_isolate_command_line(stand_in_bwrap: Path, tmp_path: Path) -> None:
+    bound = tmp_path / "bound"
+    (bound / "hidden").mkdir(parents=True)
+    (bound / "file.py").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    launch = sandbox.isolate(
+        ["prog", "arg"],
+        device="cpu",
+        env={"A": "1"},
+        readable=[bound, bound / "file.py", tmp_path / "missing"],
+        hidden=[bound / "hidden", elsewhere],
+    )
+    try:
+        assert launch.command[0] == "bwrap" and launch.executable == str(stand_in_bwrap)
+        assert launch.command[1:] == ["--args", str(launch.pass_fds[-1]), "--", "prog", "arg"]
+        assert launch.env == sandbox.launcher_env()
+        args = os.read(launch.pass_fds[-1], 1 << 20).decode().split("\0")[:-1]
+        passwd = os.read(launch.pass_fds[0], 1 << 20).decode()
+    finally:
+        launch.close()
+    assert launch.pass_fds == ()
+    assert passwd.count("\n") == 1 and f":{os.getuid()}:{os.getgid()}:" in passwd  # only the process's own user
+    assert [args[args.index("/etc/passwd") - 2], args[args.index("/etc/passwd")]] == ["--ro-bind-data", "/etc/passwd"]
+    b, h = str(bound), str(bound / "hidden")
+    assert args[:2] == ["--dev", "/dev"] and "/" not in [args[k + 1] for k, a in enumerate(args) if a == "--ro-bind"]
+    assert ["--ro-bind", b, b] == args[args.index(b) - 1 : args.index(b) + 2]
+    assert str(bound / "file.py") not in args  # inside a bound folder already
+    assert ["--tmpfs", h] == args[args.index(h) - 1 : args.index(h) + 1]
+    assert str(elsewhere) not in args  # hidden, but not inside anything bound: nothing to hide
+    assert args[-4:] == ["--remount-ro", "/", "--chdir", "/tmp"]
+    assert args.index("--remount-ro") > args.index(b)
+    assert args[args.index("A") - 1 : args.index("A") + 2] == ["--setenv", "A", "1"]

@@ -130,9 +130,16 @@ def _stats(ms: float, method: str = "events") -> TimingStats:
 
 
 def _workload(
-    name: str, *, latency: TimingStats | None = None, reference: TimingStats | None = None, reused: bool = False
+    name: str,
+    *,
+    latency: TimingStats | None = None,
+    reference: TimingStats | None = None,
+    reused: bool = False,
+    alone: bool = True,
 ) -> WorkloadResult:
-    return WorkloadResult(name=name, status="passed", latency=latency, reference=reference, reference_reused=reused)
+    return WorkloadResult(
+        name=name, status="passed", latency=latency, reference=reference, reference_reused=reused, reference_alone=alone
+    )
 
 
 def _report(workloads: list[WorkloadResult], status: str = "passed") -> EvalReport:
@@ -158,6 +165,21 @@ def test_reference_timings_are_kept_and_offered_while_fresh(tmp_path: Path) -> N
     assert not entry.matches("a", "events", "NVIDIA H100 80GB HBM3", VERSIONS)  # another device
     assert not entry.matches("a", "events", "NVIDIA H200", {**VERSIONS, "triton": "3.5.0"})  # other versions
     assert cache.fresh(TASK, now=1101.0) == []  # stale: measured again
+
+
+def test_only_references_timed_alone_are_kept_or_reused(tmp_path: Path) -> None:
+    """A reference timed while a solution process was alive, or on a busy device, could be slowed by the
+    solution: such a figure is never kept, and entries written before this rule are not offered."""
+    path = tmp_path / "reference-timing.json"
+    cache = ReferenceCache(path, max_age_s=100)
+    assert cache.record(TASK, _report([_workload("a", reference=_stats(9.0), alone=False)]), now=1000.0) == 0
+    assert cache.fresh(TASK, now=1001.0) == []
+    cache.record(TASK, _report([_workload("a", reference=_stats(2.0))]), now=1000.0)
+    entries = json.loads(path.read_text())
+    for entry in entries:
+        del entry["alone"]  # as an older workbench wrote them
+    path.write_text(json.dumps(entries))
+    assert cache.fresh(TASK, now=1001.0) == []
 
 
 def test_a_newer_timing_replaces_the_older_one(tmp_path: Path) -> None:

@@ -49,7 +49,9 @@ CASES: dict[str, tuple[str, str | None]] = {
     "getattr_escape": ("policy_violation", "introspection"),
     "threads": ("policy_violation", "threads"),
     "numpy_math": ("policy_violation", "numpy"),
-    "segfault": ("crashed", None),
+    # a wild read: on the CPU the interpreter's bounds check refuses it (it read host memory before), on
+    # the GPU the illegal address is a CUDA error: runtime_error both ways, never the harness's crash
+    "segfault": ("runtime_error", None),
     "unbounded_alloc": ("runtime_error", None),
 }
 GPU_ONLY: dict[str, tuple[str, str | None]] = {
@@ -73,6 +75,20 @@ CASES.update(
         "os_system": ("policy_violation", "processes"),
     }
 )
+# Cheats of the classes issue 26 found: dangerous objects re-exported under innocent module paths, and
+# callables that take attribute names built at run time (each passed the name-spelling policy; the
+# first two then replaced the runtime guard and passed eager torch math).
+CASES.update(
+    {
+        "reexport_attrgetter": ("policy_violation", "introspection"),
+        "getattr_from_fqn": ("policy_violation", "introspection"),
+        "reexport_ctypes": ("policy_violation", "ctypes"),
+        "reexport_json_codecs": ("policy_violation", "files"),
+        "triton_cache_manager": ("policy_violation", "files"),
+    }
+)
+# Issue 26: numpy on the interpreter's tiles inside a @triton.jit body (no GPU build compiles it).
+CASES["interpreter_numpy_handle"] = ("policy_violation", "numpy")
 # With the static policy off: what the layers behind it make of the same cheats.
 LAYERED: dict[str, tuple[str, str | None]] = {
     "forge_result_os": ("incorrect_numerical", None),
@@ -85,7 +101,8 @@ LAYERED: dict[str, tuple[str, str | None]] = {
     "timer_patch": ("policy_violation", "patched_timer"),
     "gc_peek": ("incorrect_numerical", None),
 }
-HONEST = ("autotune", "input_parameter", "global_memo")
+LAYERED["interpreter_numpy_handle"] = ("compile_error", None)  # compiled for the GPU before it is interpreted
+HONEST = ("autotune", "input_parameter", "global_memo", "libdevice_fma", "own_plan")
 
 
 def build(cheat: str, dest: Path, folder: str = "cheats", text: str | None = None) -> Path:
@@ -201,8 +218,6 @@ gpu = pytest.mark.skipif(resolve_device("auto") != "cuda", reason="needs a CUDA 
 @pytest.mark.parametrize("cheat", sorted({**CASES, **GPU_ONLY}))
 def test_cheat_rejected_on_gpu(cheat: str, tmp_path: Path) -> None:
     status, rule = {**CASES, **GPU_ONLY}[cheat]
-    if cheat == "segfault":
-        status = "runtime_error"  # an illegal address is a CUDA error on the GPU, not a signal
     assert_rejected(run_case(cheat, tmp_path, REPO / "tasks", "cuda", ["b32_m2048_n5464"]), status, rule)
 
 

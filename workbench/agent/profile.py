@@ -1,9 +1,10 @@
 """The profile tool's back end: the agent's solution profiled in a sandboxed process (GPU sessions only).
 
 The solution is the agent's code, so it runs like the harness's solution process: a fresh interpreter
-started through `workbench.harness.sandbox.wrap` (no network, a clean environment, the home folder, the
-tasks, the guidance and the sessions invisible), with only a scratch folder readable that holds copies of
-the solution and the task's inputs.py. The device lock of the sessions root is held meanwhile, so a
+started through `workbench.harness.sandbox.isolate` (an empty root with only the system folders, the
+interpreter, the package's modules the profile host imports and a scratch folder bound: no network, a
+clean environment, nothing else of the machine visible), the scratch folder holding copies of the
+solution and the task's inputs.py. The device lock of the sessions root is held meanwhile, so a
 profile never overlaps an evaluation on the same device. The process (`profile_host.py`) prints one JSON
 line; this module turns it into the tool's text.
 """
@@ -21,12 +22,18 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from workbench import paths
 from workbench.agent.tools import Stopped, ToolError
 from workbench.catalog import Task
 from workbench.harness.remote import die_with_parent
+from workbench.harness.sandbox import Launch
 
-HOST_CODE = "import sys; sys.path[:0] = {path!r}; from workbench.agent.profile_host import main; sys.exit(main(sys.argv))"
+# The host is loaded from its file: importing it as workbench.agent.profile_host would run the agent
+# package's __init__ (the whole agent, its data files) in the sandbox, which binds only this one file.
+HOST_FILE = Path(__file__).resolve().parent / "profile_host.py"
+HOST_CODE = (
+    "import sys, importlib.util as u; sys.path[:0] = {path!r}; s = u.spec_from_file_location('profile_host', {host!r}); "
+    "m = u.module_from_spec(s); s.loader.exec_module(m); sys.exit(m.main(sys.argv))"
+)
 PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
 PREFIX = "D2K_PROFILE "
 
@@ -63,24 +70,22 @@ class SandboxedProfiler:
         env["CUDA_VISIBLE_DEVICES"] = ids[index] if visible and index < len(ids) else str(index)
         return env
 
-    def command(self, task: Task, scratch: Path) -> tuple[list[str], dict[str, str], str]:
-        """The sandboxed command line, the environment to start it with, and how it is confined."""
+    def command(self, task: Task, scratch: Path) -> Launch:
+        """The sandboxed launch (allow-list: `sandbox.isolate`), as the harness's solution process gets."""
         from workbench.harness import sandbox
         from workbench.harness.evaluate import hidden_paths
 
-        hidden = [Path(p) for p in hidden_paths(task, [self.sessions_root])]
-        search_path = [
-            p for p in sys.path if p and Path(p).is_dir() and not any(Path(p).resolve().is_relative_to(h) for h in hidden)
-        ]
-        if str(paths.IMPORT_ROOT) not in search_path:
-            search_path.insert(0, str(paths.IMPORT_ROOT))
-        argv = [sys.executable, "-I", "-c", HOST_CODE.format(path=search_path), str(scratch / "request.json")]
         env = self._environment()
-        readable = [*sandbox.default_readable(), *(Path(p) for p in search_path), scratch]
-        command, info = sandbox.wrap(argv, device=self.device, env=env, readable=readable, hidden=sandbox.default_hidden(hidden))
-        if info.kind == "none":
-            return command, {**env, "PATH": os.environ.get("PATH", env["PATH"])}, f"none ({info.detail})"
-        return command, sandbox.launcher_env(), info.detail
+        interpreter = sandbox.interpreter_paths(env)
+        search_path = sandbox.import_path(interpreter)
+        code = HOST_CODE.format(path=search_path, host=str(HOST_FILE))
+        argv = [sys.executable, "-I", "-c", code, str(scratch / "request.json")]
+        readable = [*interpreter, HOST_FILE, scratch]
+        hidden = [Path(p) for p in hidden_paths(task, [self.sessions_root])]
+        launch = sandbox.isolate(argv, device=self.device, env=env, readable=readable, hidden=sandbox.default_hidden(hidden))
+        if launch.info.kind == "none":
+            launch.env["PATH"] = os.environ.get("PATH", env["PATH"])
+        return launch
 
     def profile(self, task: Task, solution: Path, workload: str, stop: threading.Event) -> str:
         from workbench.session.evaluation import device_lock
@@ -101,8 +106,9 @@ class SandboxedProfiler:
                 "calls": self.calls,
             }
             (scratch / "request.json").write_text(json.dumps(request), encoding="utf-8")
-            command, env, confinement = self.command(task, scratch)
-            output = self._run(command, env, stop)
+            launch = self.command(task, scratch)
+            confinement = launch.info.detail if launch.info.kind != "none" else f"none ({launch.info.detail})"
+            output = self._run(launch, stop)
         payload = next(
             (json.loads(line[len(PREFIX) :]) for line in reversed(output.splitlines()) if line.startswith(PREFIX)), None
         )
@@ -113,18 +119,23 @@ class SandboxedProfiler:
             raise ToolError(f"the solution failed while being profiled: {payload['error']}")
         return format_profile(payload, confinement)
 
-    def _run(self, command: list[str], env: dict[str, str], stop: threading.Event) -> str:
+    def _run(self, launch: Launch, stop: threading.Event) -> str:
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as out:
-            process = subprocess.Popen(
-                command,
-                env=env,
-                cwd="/",
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=die_with_parent,
-            )
+            try:
+                process = subprocess.Popen(
+                    launch.command,
+                    executable=launch.executable,
+                    pass_fds=launch.pass_fds,
+                    env=launch.env,
+                    cwd="/",
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent,
+                )
+            finally:
+                launch.close()
             deadline = time.monotonic() + self.timeout_s
             try:
                 while True:

@@ -27,11 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from workbench.harness import host_times
+from workbench.harness.crosscheck import NULL_CALLS, NullCalibration, cross_check
+from workbench.harness.host_times import HostDelta
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
 from workbench.harness.report import EvalReport, Status, TimingStats, Violation, WorkloadResult, overall_status
 from workbench.harness.timing import (
     CallTime,
     Clocks,
+    CoverPlan,
     Method,
     TimingPlan,
     choose_mode,
@@ -48,12 +52,9 @@ if TYPE_CHECKING:
 CLOCKS = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchronize=torch.cuda.synchronize)
 REFRESH_TRIAL = 1000  # trial number of the profiled re-check after timing
 TIMING_SLOTS = (100, 101, 102)  # the solution process's slots for the rotated timing inputs
-NULL_CALLS = 10  # calls around nothing, to calibrate what the wall clock sees beside a call
+TIMED_TRIALS = 10_000  # trial numbers of timed calls start above this (each call's inputs have a seed of their own)
+UNFINISHED = "the workload's checks did not finish"
 SAMPLED_CALLS = 2  # timed calls whose outputs are checked, drawn uniformly (reservoir) from all calls
-# A timed call's latency as the checker's wall clock sees it (its round trip less the null call's) may
-# exceed the latency the solution process reports by this factor plus this many ms, and no more.
-OUTSIDE_FACTOR = 1.5
-OUTSIDE_SLACK_MS = 0.5
 
 
 def progress(message: str) -> None:
@@ -164,13 +165,18 @@ def main(argv: list[str]) -> int:
     if not policy_static.has_run_function(source):
         return finish("compile_error", "the solution defines no top-level run(...) function")
 
+    idle = None
+    if device.type == "cuda" and request.timing:
+        from workbench.harness.timing import busy_probe_ms
+
+        idle = busy_probe_ms(device, CLOCKS)  # the device as no solution process has touched it
     solution = RemoteSolution(solution_file, device, deadline, request.timeout_s, hidden=[Path(p) for p in request.hidden])
     progress("starting the solution process")
     solution.start()
     assert solution.sandbox_info is not None
     report.sandbox = f"{solution.sandbox_info.kind}: {solution.sandbox_info.detail}"
     try:
-        return _evaluate(request, task, solution, reference_module, inputs_module, device, report, finish, results, started)
+        return _evaluate(request, task, solution, reference_module, inputs_module, device, report, finish, results, started, idle)
     except Exception as exc:  # a bug of the checker: never reported as the solution's failure
         traceback.print_exc()  # once, to the parent's log
         return finish(
@@ -191,10 +197,21 @@ def _evaluate(
     finish: Callable[..., int],
     results: ResultPipe,
     started: float,
+    idle_probe_ms: float | None,
 ) -> int:
-    from workbench.harness.correctness import CheckerOutOfMemory, TaskFault, TrialFailure, WorkloadChecker
+    from workbench.harness.correctness import CheckerOutOfMemory, TaskFault, TrialFailure, WorkloadChecker, output_specs
     from workbench.harness.remote import SolutionFailure
 
+    timed = device.type == "cuda" and request.timing
+    nulls: dict[tuple[str, Method], NullCalibration] = {}
+    try:
+        solution.init()
+        if timed:
+            progress("calibrating the null calls (before the solution is imported)")
+            nulls = calibrate_nulls(solution, {n: output_specs(task, task.workload(n)) for n in request.workloads})
+    except SolutionFailure as failure:
+        report.start_s = CLOCKS.perf_counter() - started
+        return finish("crashed" if failure.status == "protocol_violation" else failure.status, failure.message)
     progress("importing the solution")
     try:
         violations = solution.load()
@@ -208,10 +225,12 @@ def _evaluate(
 
     trials_fresh = task.spec.checks.fresh_trials
     scale = task.spec.checks.input_scale
+    pending: list[tuple[WorkloadChecker, WorkloadResult, Method]] = []  # references timed once the process is gone
     for name in request.workloads:
         workload = task.workload(name)
         checker = WorkloadChecker(task, workload, solution, reference_module, inputs_module.make_inputs, device, request.secret)
-        result = WorkloadResult(name=name, status="passed")
+        # not passed until every check of the workload has run (an escaping exception leaves it failed)
+        result = WorkloadResult(name=name, status="harness_error", message=UNFINISHED)
         report.workloads.append(result)
         results.write(report, complete=False, current=name)
         try:
@@ -233,8 +252,9 @@ def _evaluate(
                 if name == request.workloads[0]:
                     checker.check_contract(checker.fresh_inputs(trials_fresh + 2))
                 solution.release()
-            if device.type == "cuda" and request.timing:
-                time_workload(task, workload, checker, result, device, request, reference_module, report)
+            if timed:
+                method = time_workload(task, workload, checker, result, device, request, nulls)
+                pending.append((checker, result, method))
         except TrialFailure as failure:
             result.status = failure.status
             result.message = failure.message
@@ -245,13 +265,15 @@ def _evaluate(
             result.status, result.message = "task_error", f"the task's own code failed (not the solution): {fault}"
         except CheckerOutOfMemory as oom:
             result.status, result.message = "runtime_error", str(oom)
+        else:
+            result.status, result.message = "passed", ""
         result.trials = checker.stats.trials or result.trials
         result.max_abs_err = checker.stats.max_abs_err
         result.rel_err = checker.stats.rel_err
         result.error_bound = checker.stats.bound
         report.triton_launches += checker.stats.launches
         results.write(report, complete=False)
-        if result.status in ("policy_violation", "crashed", "timeout", "task_error") or (
+        if result.status in ("policy_violation", "protocol_violation", "crashed", "timeout", "task_error") or (
             device.type == "cuda" and result.status == "runtime_error" and "CUDA" in result.message
         ):
             break  # the process or the rules are broken: later workloads would say nothing new
@@ -259,6 +281,15 @@ def _evaluate(
             solution.release()
         except SolutionFailure:
             break
+    solution.close()  # the reference is timed with no solution process alive
+    for checker, result, method in pending:
+        if result.status != "passed":
+            continue
+        try:
+            time_reference(task, checker, result, method, device, request, reference_module, report, idle_probe_ms)
+        except TaskFault as fault:
+            result.status, result.message = "task_error", f"the task's own code failed (not the solution): {fault}"
+        results.write(report, complete=False)
     status = overall_status(report.workloads, report.violations)
     failed = [w for w in report.workloads if w.status != "passed"]
     message = failed[0].message if failed else ""
@@ -268,36 +299,67 @@ def _evaluate(
 
 
 class TimedCallSampler:
-    """Timed calls of the solution, with a uniform sample of them kept for checking (reservoir sampling:
-    after n calls each call is a sample with probability SAMPLED_CALLS / n; the decision is made only
-    after the call has finished, and the solution process keeps the outputs until they are fetched)."""
+    """Timed calls of the solution, each on fresh inputs, with a uniform sample of them kept for checking.
 
-    def __init__(self, checker: WorkloadChecker) -> None:
+    Before every call (outside its timed window) the checker writes new values from its secret stream
+    into the slot's buffers, so no call's inputs repeat and no cache, keyed on addresses or contents,
+    can answer one. A sample is drawn by reservoir sampling: after n calls each call is a sample with
+    probability SAMPLED_CALLS / n, decided only after the call has finished (the solution process keeps
+    the outputs until they are fetched), and checked against the inputs of that very call.
+    The checker's clock and the solution process's host times (/proc) are read around every call."""
+
+    def __init__(self, checker: WorkloadChecker, pids: list[int]) -> None:
         self.checker = checker
+        self.pids = pids
         self.rng = random.SystemRandom()  # the solution process cannot predict which calls are checked
-        self.reservoir: list[int] = []  # the input set (index into TIMING_SLOTS) of each sample
+        self.reservoir: list[int] = []  # the trial number (input seed) of each sample
         self.walls: list[float] = []
+        self.hosts: list[HostDelta | None] = []
         self.count = 0
 
     def reset(self) -> None:
-        self.reservoir, self.walls, self.count = [], [], 0
+        self.reservoir, self.walls, self.hosts, self.count = [], [], [], 0
 
     def timed(self, method: Method) -> Callable[[int, float], CallTime]:
         def call(index: int, cover: float) -> CallTime:
             self.count += 1
-            k = index % len(TIMING_SLOTS)
-            reply = self.checker.call(TIMING_SLOTS[k], replay=method == "graph", restore=True, cover_ms=cover)
+            trial = TIMED_TRIALS + self.count
+            slot = TIMING_SLOTS[index % len(TIMING_SLOTS)]
+            self.checker.send(slot, self.checker.fresh_inputs(trial), refill=True, timed=True)
+            before = host_times.sample(self.pids)
+            reply = self.checker.call(slot, replay=method == "graph", timed=True, cover_ms=cover)
+            self.hosts.append(host_times.delta(before, host_times.sample(self.pids)))
             self.walls.append(reply.wall_ms)
             if len(self.reservoir) < SAMPLED_CALLS or self.rng.random() < SAMPLED_CALLS / self.count:
-                slot = len(self.reservoir) if len(self.reservoir) < SAMPLED_CALLS else self.rng.randrange(SAMPLED_CALLS)
-                self.checker.solution.sample(slot)
-                if slot == len(self.reservoir):
-                    self.reservoir.append(k)
+                index_in = len(self.reservoir) if len(self.reservoir) < SAMPLED_CALLS else self.rng.randrange(SAMPLED_CALLS)
+                self.checker.solution.sample(index_in)
+                if index_in == len(self.reservoir):
+                    self.reservoir.append(trial)
                 else:
-                    self.reservoir[slot] = k
+                    self.reservoir[index_in] = trial
             return CallTime(reply.ms, reply.launch_ms)
 
         return call
+
+
+def calibrate_nulls(
+    solution: RemoteSolution, specs: dict[str, list[dict[str, Any]]]
+) -> dict[tuple[str, Method], NullCalibration]:
+    """Null calls per workload and method at the smallest and largest cover, made before the solution is
+    imported (crosscheck.py): the process serving them runs only the harness's code."""
+    plan = CoverPlan()
+    found: dict[tuple[str, Method], NullCalibration] = {}
+    for name, outputs in specs.items():
+        for method in ("events", "graph"):
+            medians = []
+            for cover in (plan.min_ms, plan.max_ms):
+                walls = [
+                    solution.call(0, outputs, null=True, replay=method == "graph", timed=True, cover_ms=cover).wall_ms
+                    for _ in range(NULL_CALLS)
+                ]
+                medians.append(statistics.median(walls))
+            found[(name, method)] = NullCalibration(plan.min_ms, medians[0], plan.max_ms, medians[1])
+    return found
 
 
 def time_workload(
@@ -307,22 +369,21 @@ def time_workload(
     result: WorkloadResult,
     device: torch.device,
     request: EvalRequest,
-    reference_module: ModuleType,
-    report: EvalReport,
-) -> None:
-    """Time the solution (in its process, cross-checked here) and the reference (here); check samples."""
-    from workbench.harness.correctness import TrialFailure, task_code_failed
+    nulls: dict[tuple[str, Method], NullCalibration],
+) -> Method:
+    """Time the solution (in its process, cross-checked here); check the sampled calls; the method used.
+
+    The reference is timed later (`time_reference`), once the solution process is gone."""
+    from workbench.harness.correctness import TrialFailure
     from workbench.harness.devices import expert_floor_ms, peaks_for, reference_floor_ms
     from workbench.harness.remote import SolutionFailure
     from workbench.harness.timing import capture_graphs
 
     declared = task.spec.timing.mode
-    sets = [checker.fresh_inputs(500 + k) for k in range(len(TIMING_SLOTS))]
-    reference_args = [_args(task, s) for s in sets]
-    for slot, inputs in zip(TIMING_SLOTS, sets, strict=True):
-        checker.send(slot, inputs)
+    for slot, k in zip(TIMING_SLOTS, range(len(TIMING_SLOTS)), strict=True):
+        checker.send(slot, checker.fresh_inputs(500 + k), timed=True)
     plan = TimingPlan(max_time_s=request.max_time_per_workload_s)
-    sampler = TimedCallSampler(checker)
+    sampler = TimedCallSampler(checker, checker.solution.pids())
     latency: TimingStats | None = None
     with phase(result, "timing"):
         method: Method = "graph"
@@ -334,16 +395,16 @@ def time_workload(
         if method == "graph":
             reference_error = solution_error = None
             try:  # the reference must be capturable too: both are timed the same way or neither is
-                capture_graphs(reference_module.reference, reference_args, CLOCKS)
+                capture_graphs(checker.reference_module.reference, [_args(task, checker.fresh_inputs(500))], CLOCKS)
             except Exception as exc:
                 reference_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            torch.cuda.empty_cache()
             if reference_error is None:
                 progress(f"{workload.name}: capturing CUDA graphs of the solution")
-                torch.cuda.empty_cache()
                 try:
                     found = checker.solution.capture(list(TIMING_SLOTS), checker.output_specs)
                 except SolutionFailure as failure:
-                    if failure.status in ("crashed", "timeout"):
+                    if failure.status in ("crashed", "timeout", "protocol_violation"):
                         raise
                     solution_error = (failure.message.splitlines() or [failure.status])[0][:200]
                 else:
@@ -356,33 +417,24 @@ def time_workload(
                 latency = measure(sampler.timed(method), len(TIMING_SLOTS), CLOCKS, plan, method)
         if latency is None:
             raise RuntimeError("no timing method was chosen")  # unreachable: every branch above measures
-        null_walls = [
-            checker.solution.call(TIMING_SLOTS[0], checker.output_specs, null=True, cover_ms=latency.cover_ms).wall_ms
-            for _ in range(NULL_CALLS)
-        ]
         progress(f"{workload.name}: checking {len(sampler.reservoir)} sampled timed calls")
-        for sample, k in enumerate(sampler.reservoir):
-            checker.verify(REFRESH_TRIAL + 1 + sample, sets[k], *checker.fetch(sample=sample))
-    with phase(result, "reference_timing"):
-        earlier = [t for t in request.reference_timings if t.matches(workload.name, method, report.device_name, report.versions)]
-        if earlier:
-            result.reference, result.reference_reused = earlier[-1].stats, True
-        else:
-            progress(f"{workload.name}: timing the reference ({method})")
-            try:
-                result.reference, _ = time_calls(reference_module.reference, reference_args, CLOCKS, device, method, plan)
-            except Exception as exc:
-                raise task_code_failed("timing the task's reference", exc) from exc
-    result.latency = latency
-    del sets, reference_args
-    outside = statistics.median(sampler.walls[-latency.reps :]) - statistics.median(null_walls)
-    result.outside_ms = outside
-    if outside > OUTSIDE_FACTOR * latency.median_ms + OUTSIDE_SLACK_MS:
-        detail = (
-            f"the solution process reported a median of {latency.median_ms:.3f} ms per call, but the checker's "
-            f"clock saw {outside:.3f} ms: work ran outside the timed stream, or the time was forged"
-        )
+        for sample, trial in enumerate(sampler.reservoir):
+            checker.verify(trial, checker.fresh_inputs(trial), *checker.fetch(sample=sample))
+    null_ms = nulls[(workload.name, method)].at(latency.cover_ms)
+    crossed = cross_check(
+        latency.median_ms, sampler.walls[-latency.reps :], null_ms, sampler.hosts[-latency.reps :], latency.cover_ms
+    )
+    result.outside_ms = crossed.outside_ms
+    if crossed.verdict == "mismatch":
+        detail = crossed.detail(latency.median_ms) + ": work ran outside the timed window, or the time was forged"
         raise TrialFailure("policy_violation", detail, [Violation(rule="timing_mismatch", detail=detail)])
+    if crossed.verdict == "host_bound":  # honest, but the figure is the checker's: the host's time counts
+        result.timing_note = (
+            f"host-bound: the device time was {latency.median_ms:.4g} ms per call, the host's "
+            f"{crossed.host_cpu_ms:.4g} ms of CPU; the latency is the checker's clock ({crossed.outside_ms:.4g} ms)"
+        )
+        latency = host_bound_stats(latency, crossed.per_call_ms)
+    result.latency = latency
     peaks = peaks_for(torch.cuda.get_device_name(device))
     if peaks is not None:
         floor = expert_floor_ms(peaks, task, workload)
@@ -396,6 +448,60 @@ def time_workload(
         progress(f"{workload.name}: re-checking correctness after timing")
         checker.solution.release()
         checker.check_call(REFRESH_TRIAL, checker.fresh_inputs(REFRESH_TRIAL), keep=False, profile=True)
+    return method
+
+
+def host_bound_stats(device: TimingStats, per_call_ms: list[float]) -> TimingStats:
+    """The stats of a host-bound workload: the checker's per-call figures in place of the device's."""
+    mean = statistics.fmean(per_call_ms)
+    std = statistics.stdev(per_call_ms) if len(per_call_ms) > 1 else 0.0
+    return device.model_copy(
+        update={
+            "mean_ms": mean,
+            "median_ms": statistics.median(per_call_ms),
+            "min_ms": min(per_call_ms),
+            "max_ms": max(per_call_ms),
+            "std_ms": std,
+            "rel_sem": std / len(per_call_ms) ** 0.5 / mean if mean > 0 else 0.0,
+        }
+    )
+
+
+def time_reference(
+    task: Task,
+    checker: WorkloadChecker,
+    result: WorkloadResult,
+    method: Method,
+    device: torch.device,
+    request: EvalRequest,
+    reference_module: ModuleType,
+    report: EvalReport,
+    idle_probe_ms: float | None,
+) -> None:
+    """Time the reference here, with no solution process alive, once the device is as idle as it was
+    before the solution process started (`wait_until_idle`); reuse a fresh earlier figure measured so."""
+    from workbench.harness.correctness import task_code_failed
+    from workbench.harness.timing import wait_until_idle
+
+    name = checker.workload.name
+    with phase(result, "reference_timing"):
+        earlier = [t for t in request.reference_timings if t.matches(name, method, report.device_name, report.versions)]
+        if earlier:
+            result.reference, result.reference_reused, result.reference_alone = earlier[-1].stats, True, True
+            return
+        idle = idle_probe_ms is None or wait_until_idle(device, CLOCKS, idle_probe_ms)
+        if not idle:
+            result.timing_note = (result.timing_note + "; " if result.timing_note else "") + (
+                "the device stayed busy after the solution process ended: the reference's figure is not kept for reuse"
+            )
+        progress(f"{name}: timing the reference ({method})")
+        reference_args = [_args(task, checker.fresh_inputs(500 + k)) for k in range(len(TIMING_SLOTS))]
+        plan = TimingPlan(max_time_s=request.max_time_per_workload_s)
+        try:
+            result.reference, _ = time_calls(reference_module.reference, reference_args, CLOCKS, device, method, plan)
+        except Exception as exc:
+            raise task_code_failed("timing the task's reference", exc) from exc
+        result.reference_alone = idle
 
 
 def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:

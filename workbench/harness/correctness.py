@@ -19,6 +19,7 @@ import torch
 from workbench.catalog.task import ScalarArg, Task, TensorArg, Workload
 from workbench.harness.compare import compare
 from workbench.harness.remote import CallReply, RemoteSolution, SolutionFailure
+from workbench.harness.replies import OutputDescription
 from workbench.harness.report import Status, Violation
 
 DTYPES: dict[str, torch.dtype] = {
@@ -53,6 +54,14 @@ class TrialStats:
     launch_names: set[str] = field(default_factory=set)
 
 
+def output_specs(task: Task, workload: Workload) -> list[dict[str, Any]]:
+    """The outputs of one workload's calls as the solution process allocates and describes them."""
+    return [
+        {"name": s.name, "mode": s.mode, "dtype": s.dtype, "shape": list(task.shape(s.shape, workload))}
+        for s in task.spec.signature.outputs
+    ]
+
+
 def trial_seed(secret: int, workload: str, trial: int) -> int:
     digest = hashlib.sha256(f"{secret}:{workload}:{trial}".encode()).digest()
     return int.from_bytes(digest[:8], "little") & 0x7FFF_FFFF_FFFF_FFFF
@@ -82,10 +91,7 @@ class WorkloadChecker:
         self.stats = TrialStats()
         self.tensor_names = [a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg)]
         self.state_names = {a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
-        self.output_specs = [
-            {"name": s.name, "mode": s.mode, "dtype": s.dtype, "shape": list(self.task.shape(s.shape, workload))}
-            for s in self.spec.signature.outputs
-        ]
+        self.output_specs = output_specs(task, workload)
 
     # -- inputs -------------------------------------------------------------------------------
     def fresh_inputs(self, trial: int) -> dict[str, Any]:
@@ -116,10 +122,10 @@ class WorkloadChecker:
                 value.mul_(scale)
         return inputs
 
-    def send(self, slot: int, inputs: dict[str, Any], refill: bool = False) -> None:
+    def send(self, slot: int, inputs: dict[str, Any], refill: bool = False, timed: bool = False) -> None:
         tensors = {n: inputs[n] for n in self.tensor_names}
         scalars = {a.name: inputs[a.name] for a in self.spec.signature.inputs if not isinstance(a, TensorArg)}
-        self.solution.put(slot, tensors, scalars, sorted(self.state_names), refill=refill)
+        self.solution.put(slot, tensors, scalars, sorted(self.state_names), refill=refill, timed=timed)
 
     # -- one call -----------------------------------------------------------------------------
     def call(
@@ -129,13 +135,13 @@ class WorkloadChecker:
         profile: bool = False,
         keep: bool = False,
         replay: bool = False,
-        restore: bool = False,
+        timed: bool = False,
         cover_ms: float = 0.0,
     ) -> CallReply:
         """One call in the solution process; its reported breaches and output descriptions checked."""
         try:
             reply = self.solution.call(
-                slot, self.output_specs, profile=profile, keep=keep, replay=replay, restore=restore, cover_ms=cover_ms
+                slot, self.output_specs, profile=profile, keep=keep, replay=replay, timed=timed, cover_ms=cover_ms
             )
         except SolutionFailure as failure:
             raise TrialFailure(failure.status, failure.message, failure.violations) from None
@@ -145,42 +151,34 @@ class WorkloadChecker:
             raise TrialFailure("policy_violation", reply.violations[0].describe(), reply.violations)
         self._check_descriptions(reply.outputs)
         if reply.mutated:
-            raise TrialFailure("input_mutated", f"input {reply.mutated[0]} was changed by the call")
+            raise TrialFailure("input_mutated", f"input {reply.mutated[0][:40]} was changed by the call")
         return reply
 
-    def _check_descriptions(self, described: list[dict[str, Any]]) -> None:
+    def _check_descriptions(self, described: list[OutputDescription]) -> None:
         specs = self.spec.signature.outputs
         returned = [s for s in specs if s.mode == "return"]
         if len(described) != len(specs):
             raise TrialFailure("incorrect_shape", f"run(...) must return {len(returned)} tensors")
         for spec, out in zip(specs, described, strict=True):
-            kind = out.get("kind")
-            if kind == "tensor subclass":
+            if out.kind == "tensor subclass":
                 detail = f"output {spec.name} is a tensor subclass, not a plain tensor"
                 raise TrialFailure("policy_violation", detail, [Violation(rule="tensor_subclass", detail=detail)])
-            if kind != "tensor":
-                raise TrialFailure("incorrect_shape", f"output {spec.name} is a {kind}, not a tensor")
+            if out.kind != "tensor":
+                raise TrialFailure("incorrect_shape", f"output {spec.name} is a {out.kind[:40]}, not a tensor")
             expected = self.task.shape(spec.shape, self.workload)
-            if tuple(out.get("shape", ())) != expected:
-                raise TrialFailure(
-                    "incorrect_shape", f"output {spec.name} has shape {out.get('shape')}, expected {list(expected)}"
-                )
-            if out.get("dtype") != spec.dtype:
-                raise TrialFailure(
-                    "incorrect_dtype", f"output {spec.name} is torch.{out.get('dtype')}, expected torch.{spec.dtype}"
-                )
-            if out.get("device") != self.device.type:
-                raise TrialFailure(
-                    "incorrect_shape", f"output {spec.name} is on {out.get('device')}, expected {self.device.type}"
-                )
-            if spec.layout == "contiguous" and not out.get("contiguous"):
+            if tuple(out.shape or ()) != expected:
+                raise TrialFailure("incorrect_shape", f"output {spec.name} has shape {out.shape}, expected {list(expected)}")
+            if out.dtype != spec.dtype:
+                raise TrialFailure("incorrect_dtype", f"output {spec.name} is torch.{out.dtype}, expected torch.{spec.dtype}")
+            if out.device != self.device.type:
+                raise TrialFailure("incorrect_shape", f"output {spec.name} is on {out.device}, expected {self.device.type}")
+            if spec.layout == "contiguous" and not out.contiguous:
                 raise TrialFailure("incorrect_shape", f"output {spec.name} must be contiguous")
-            aliases = out.get("aliases") or []
-            if aliases:
-                detail = f"output {spec.name} aliases input {aliases[0]}"
+            if out.aliases:
+                detail = f"output {spec.name} aliases input {out.aliases[0][:40]}"
                 raise TrialFailure(
                     "policy_violation",
-                    f"output {spec.name} shares memory with input {aliases[0]}",
+                    f"output {spec.name} shares memory with input {out.aliases[0][:40]}",
                     [Violation(rule="output_aliases_input", detail=detail)],
                 )
 

@@ -18,6 +18,17 @@ process under TRITON_INTERPRET=1.
   interpreted kernel's time went to this discarded check (the honest Muon kernels, 128x384 smoke
   workload, cProfile). `install()` turns it off while `debug` is off, which changes no outcome: a GPU
   build also drops the check unless `debug` is on.
+- Kernels the GPU would not compile: the interpreter runs a kernel's Python body on numpy arrays, so
+  it runs what no GPU build compiles (a tile's `.handle.data`, numpy on tiles). `install()` compiles
+  every launched kernel with Triton's front end for an sm_90 GPU before interpreting it, once per
+  kernel and specialisation (`interpreter_compile`); a kernel that does not compile fails to launch.
+- libdevice: the interpreter runs none of `triton.language.extra.libdevice` (stubs returning None, or
+  an extern call it does not implement). `install()` runs the CUDA module's functions with numpy
+  (`interpreter_libdevice`, which lists those mapped).
+- Memory outside the tensors: the interpreter's pointers are host addresses, so a pointer computed
+  outside a kernel's tensors reads and writes the solution process's own memory (Python objects).
+  `install()` checks every load, store and atomic against the launch's tensor arguments
+  (`interpreter_bounds`); an access outside fails the launch, as it faults on the GPU.
 """
 
 from __future__ import annotations
@@ -103,16 +114,103 @@ def install() -> Callable[[], None]:
             return original_fp_to_fp(self, src, dst_type, rounding_mode)
         return interpreter.TensorHandle(bits, dst_type.scalar)
 
+    from workbench.harness import interpreter_bounds, interpreter_libdevice
+
     builder.create_dot = create_dot
     builder.create_fp_to_fp = create_fp_to_fp
     restore_autotune = _first_config_autotune()
     restore_overflow_checks = _no_discarded_overflow_checks()
+    restore_libdevice = interpreter_libdevice.install()
+    restore_nested_patches = _restore_nested_patches()  # over libdevice's patches too
+    restore_compile = _compile_before_interpreting()
+    restore_bounds = interpreter_bounds.install()
 
     def uninstall() -> None:
         builder.create_dot = original
         builder.create_fp_to_fp = original_fp_to_fp
         restore_autotune()
         restore_overflow_checks()
+        restore_nested_patches()
+        restore_libdevice()
+        restore_compile()
+        restore_bounds()
+
+    return uninstall
+
+
+def _restore_nested_patches() -> Callable[[], None]:
+    """Make a launch undo what its device-function calls patched.
+
+    Each launch patches triton.language for the interpreter (`_patch_lang`) and restores it when the
+    launch ends, but a call of a @jit helper inside the kernel patches again and never restores: a helper
+    of triton.language itself (tl.sum, tl.zeros) patches `triton.language.core`, which the kernel's own
+    scope did not touch, so those patches outlive the launch. Harmless to the interpreter, but the code
+    generator (`interpreter_compile`) must see triton.language unpatched. Here a helper's patches join
+    the launch's scope (their first originals), which restores them with its own."""
+    from triton.runtime import interpreter
+
+    original = interpreter._patch_lang
+    launches: list[Any] = []  # the scope of the launch in progress
+
+    def patch_lang(fn: Any) -> Any:
+        scope = original(fn)
+        if launches:
+            outer = launches[-1]
+            changes = getattr(scope, "_changes", None)
+            if isinstance(changes, list) and isinstance(getattr(outer, "_changes", None), list):
+                seen = outer.__dict__.get("_wb_seen")
+                if seen is None:
+                    seen = outer.__dict__["_wb_seen"] = {(id(o), n) for o, n, _ in outer._changes}
+                for obj, name, value in changes:
+                    if (id(obj), name) not in seen:
+                        seen.add((id(obj), name))
+                        outer._changes.insert(0, (obj, name, value))
+                changes.clear()
+            else:
+                outer.__dict__.setdefault("_wb_nested", []).append(scope)
+            return scope
+        launches.append(scope)
+        restore = scope.restore
+
+        def restore_all() -> None:
+            try:
+                for nested in reversed(scope.__dict__.get("_wb_nested", [])):
+                    nested.restore()
+                restore()
+            finally:
+                if launches and launches[-1] is scope:
+                    launches.pop()
+
+        scope.restore = restore_all
+        return scope
+
+    interpreter._patch_lang = patch_lang
+
+    def uninstall() -> None:
+        interpreter._patch_lang = original
+
+    return uninstall
+
+
+def _compile_before_interpreting() -> Callable[[], None]:
+    """Compile each launched kernel for the GPU (once per kernel and specialisation) before the
+    interpreter runs it; a kernel that does not compile raises `interpreter_compile.CompilationError`."""
+    from triton.runtime import interpreter
+
+    from workbench.harness import interpreter_compile
+
+    function = interpreter.InterpretedFunction
+    original = function.run
+    compiler = interpreter_compile.compiler()
+
+    def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
+        compiler.check(self, args, kwargs)
+        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    function.run = run
+
+    def uninstall() -> None:
+        function.run = original
 
     return uninstall
 

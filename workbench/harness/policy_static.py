@@ -5,13 +5,18 @@ instance, the constructs that let a solution escape the sandbox, fool the checke
 compute anywhere but in Triton kernels. The runtime guard catches what slips past (torch compute,
 patched timers, missing launches); this check gives early, line-precise reasons.
 
-How names are read. Every ``from X import Y`` and every attribute chain rooted at an imported name is
-resolved to the dotted path it denotes (``import os as o; o.system`` -> ``os.system``; names assigned
-from such chains, loop variables over literal tuples and parameter defaults follow) and checked by one
-function, ``path_rule``. Attribute names that are refused on any object are checked wherever they
-appear, whatever the chain starts at. Builtins are refused only where the name is the builtin: a
-parameter or local named ``input`` or ``compile`` is fine; at module and class level a name is always
-taken as the builtin (a module-level rebinding is refused too: ``del`` could restore the builtin).
+How names are read: resolve, then allow. Every ``from X import Y`` and every attribute chain rooted at
+an imported name is resolved to the dotted path it denotes (``import os as o; o.system`` ->
+``os.system``; names assigned from such chains, loop variables over literal tuples and parameter
+defaults follow) and checked by one function, ``path_rule``, against the allow-list
+(``workbench/harness/policy/allow.toml``, resolved to objects in the installed torch and Triton by
+``workbench.harness.policy.generate`` into ``resolved.json``): a path off the list is refused whatever
+object it denotes, so a re-export cannot launder one. An attribute of a value that may be a library
+object (a parameter, a call's result) must be allowed on library values (``object_attribute_rule``);
+on the file's own objects (``self`` in its own methods, its classes, names bound only to ``C(...)``:
+``_Ownership``) the names its classes define are free. Builtins are refused only where the name is the
+builtin: a parameter or local named ``input`` or ``compile`` is fine; at module and class level a name
+is always taken as the builtin (a module-level rebinding is refused too: ``del`` could restore it).
 
 What is refused, and why (rule names in brackets):
 
@@ -22,7 +27,10 @@ What is refused, and why (rule names in brackets):
 * Interpreter internals, the way to everything else [introspection]: ``sys``/``gc``/``inspect``,
   frames and code objects, ``getattr``/``vars``/``globals``..., dunder attributes, dunder methods other
   than the plain data-model ones, objects that hand out a module's globals (``get_capture_scope``), and
-  such names written as strings (``scope["__builtins__"]``).
+  such names written anywhere in a string (``scope["__builtins__"]``, ``"{0.__class__}"``); names read
+  as strings: ``.format``/``.format_map`` fields that read attributes (or on anything but a literal),
+  class patterns with positional sub-patterns (``case C(a)`` reads ``C.__match_args__``) except on the
+  builtins that match the subject and the file's dataclasses/NamedTuples whose fields pass the rules.
 * Modules reached through other objects: an attribute named like a module (``torch.sys``,
   ``dataclasses.sys``, ``x.os``) is refused on anything; a module with refused members may not be used
   as a value [module_alias] (``t = torch``), so every use of it stays a chain this check can resolve.
@@ -31,8 +39,11 @@ What is refused, and why (rule names in brackets):
   ``type`` handed around), helpers that evaluate strings (``typing.get_type_hints``), ``torch.fx``,
   Triton's driver (loads binaries).
 * Tensor subclasses and torch modes [tensor_subclass]: classes deriving from torch or Triton or from
-  anything but this file's classes, builtin types, typing and enum; class keywords (``metaclass=``);
-  ``__torch_function__``/``__torch_dispatch__``; ``.as_subclass``; ``torch.overrides``.
+  anything but this file's classes, builtin types and ``SAFE_LIBRARY_BASES`` (NamedTuple, Generic, the
+  enums: metaclass ``type`` or ``EnumType``, never an ABC or a subclass of ``type`` such as
+  ``typing.Type``); class keywords (``metaclass=``); ``__torch_function__``/``__torch_dispatch__``;
+  ``.as_subclass``; ``torch.overrides``. On the file's class objects the names their metaclass gives
+  them (``C.mro``, ``C._convert_``) are library names, whatever the file defines.
 * Tensor values moved into Python [python_compute]: ``.tolist()``, ``.item()``, ``.numpy()``, storages,
   ``torch.tensor``/``torch.as_tensor``/dlpack.
 * Compilers, internals and global settings, streams and graphs, C++ or non-Triton kernels, Triton
@@ -49,29 +60,23 @@ calls), ``float(t)`` / ``int(t)`` (the runtime guard sees those reads), ``data_p
 """
 
 from __future__ import annotations
-import __future__
 
 import ast
-import dataclasses
+import builtins
 import enum
-import functools
-import itertools
-import math
 import re
-import types
-import typing
+import string
 from dataclasses import dataclass, field
 
+from workbench.harness.policy.allowlist import load as load_allowlist
 from workbench.harness.report import Violation
 
 # ---------------------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------------------
 
-# Modules a solution may import (the root of a dotted name).
-ALLOWED_IMPORTS = frozenset(
-    {"torch", "triton", "math", "typing", "functools", "dataclasses", "__future__", "os", "enum", "itertools"}
-)
+# Modules a solution may import from (the roots of the allow-list).
+ALLOWED_IMPORTS = load_allowlist().roots
 # Why a well-known module is refused (anything else off the allow-list is "import"). An attribute with
 # one of these names is a module reached through another object and is refused wherever it appears.
 MODULE_RULES: dict[str, str] = {
@@ -104,6 +109,9 @@ MODULE_RULES: dict[str, str] = {
     "tracemalloc": "introspection",
     "resource": "introspection",
     "importlib": "dynamic_code",
+    "json": "files",
+    "codecs": "files",
+    "logging": "files",
     "pickle": "dynamic_code",
     "marshal": "dynamic_code",
     "runpy": "dynamic_code",
@@ -159,6 +167,21 @@ ATTRIBUTE_RULES: dict[str, str] = {
     "co_consts": "introspection",
     "mro": "introspection",
     "update_wrapper": "introspection",
+    # callables that take attribute names (names built at run time reach anything through them)
+    "attrgetter": "introspection",
+    "itemgetter": "introspection",
+    "methodcaller": "introspection",
+    "getattr_from_fqn": "introspection",
+    "getattr_recursive": "introspection",
+    "getattr_static": "introspection",
+    # Triton's cache (files on disk) wherever it is re-exported
+    "get_cache_manager": "files",
+    "CacheManager": "files",
+    "FileCacheManager": "files",
+    # raw memory
+    "from_address": "ctypes",
+    "from_buffer_copy": "ctypes",
+    "addressof": "ctypes",
     "get_capture_scope": "introspection",
     "used_global_vals": "introspection",
     "globals": "introspection",
@@ -224,6 +247,7 @@ ATTRIBUTE_RULES: dict[str, str] = {
     "pre_run_hooks": "torch_compute",
     "from_file": "files",
     "extern_elementwise": "foreign_kernels",
+    "inline_asm_elementwise": "foreign_kernels",  # PTX: no rule reads inside it (%globaltimer...)
     # code from strings, classes built at run time
     "get_type_hints": "dynamic_code",
     "ForwardRef": "dynamic_code",
@@ -320,96 +344,23 @@ PATH_RULES: dict[str, str] = {
     "functools.update_wrapper": "introspection",
     "dataclasses.make_dataclass": "dynamic_code",
 }
+# Names that say why a refused path is refused, only when they appear in a path (too common to be
+# refused on every object: ``typing.cast`` is allowed, ``torch.xpu.cast`` is ctypes.cast).
+CTYPES_NAMES = (
+    "cast", "c_void_p", "c_uint32", "c_double", "c_char_p", "c_int", "c_uint64", "c_size_t", "POINTER", "pointer",
+    "byref", "CDLL", "py_object", "pythonapi", "string_at", "memmove", "memset", "Structure",
+)  # fmt: skip
+PATH_COMPONENT_RULES: dict[str, str] = {**dict.fromkeys(CTYPES_NAMES, "ctypes"), "open": "files"}
 # Allowed although under a refused prefix.
 ALLOWED_PATHS = ("triton.tools.tensor_descriptor",)  # host-side TMA descriptors
-# Namespaces where only listed members are allowed: namespace -> (members, rule for the others).
-TRITON_API = frozenset(
-    {
-        "jit",
-        "autotune",
-        "heuristics",
-        "Config",
-        "cdiv",
-        "next_power_of_2",
-        "language",
-        "tools",
-        "runtime",
-        "reinterpret",
-        "TensorWrapper",
-        "MockTensor",
-        "OutOfResources",
-        "CompilationError",
-        "TritonError",
-        "InterpreterError",
-        "errors",
-        "must_use_result",
-        "set_allocator",
-        "constexpr_function",
-        "aggregate",
-        "JITFunction",
-        "KernelInterface",
-        "__version__",
-    }
-)
-TRITON_RUNTIME_API = frozenset(
-    {
-        "Autotuner",
-        "Config",
-        "Heuristics",
-        "InterpreterError",
-        "JITFunction",
-        "KernelInterface",
-        "MockTensor",
-        "OutOfResources",
-        "TensorWrapper",
-        "autotune",
-        "heuristics",
-        "errors",
-        "reinterpret",
-        "autotuner",
-        "jit",
-    }
-)
-TORCH_CUDA_API = frozenset(
-    {
-        "get_device_properties",
-        "get_device_capability",
-        "get_device_name",
-        "current_device",
-        "device_count",
-        "is_available",
-        "is_initialized",
-        "synchronize",
-        "device",
-        "device_of",
-        "current_stream",
-        "is_bf16_supported",
-        "mem_get_info",
-        "memory_allocated",
-        "max_memory_allocated",
-        "memory_reserved",
-        "max_memory_reserved",
-        "empty_cache",
-        "OutOfMemoryError",
-        "get_arch_list",
-        "nvtx",
-        "amp",
-    }
-)
-
-
-def _public_api(module: types.ModuleType) -> frozenset[str]:
-    names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
-    return frozenset(names)
-
-
-STDLIB_MODULES = (math, typing, functools, dataclasses, enum, itertools, __future__)
-NAMESPACES: dict[str, tuple[frozenset[str], str]] = {
-    "triton": (TRITON_API, "triton_internals"),
-    "triton.runtime": (TRITON_RUNTIME_API, "triton_internals"),
-    "torch.cuda": (TORCH_CUDA_API, "torch_internals"),
-    "torch.utils": (frozenset(), "torch_internals"),
-    **{module.__name__: (_public_api(module), "import") for module in STDLIB_MODULES},
+# What a refused member of an allowed namespace is called (longest prefix wins; torch's own callables
+# that are not on the allow-list are torch_compute, its other members torch_internals).
+NAMESPACE_RULES: dict[str, str] = {
+    "torch": "torch_internals",
+    "torch.cuda": "torch_internals",
+    "torch.utils": "torch_internals",
+    "triton": "triton_internals",
+    **dict.fromkeys(("math", "typing", "functools", "dataclasses", "enum", "itertools", "__future__"), "import"),
 }
 OS_ENVIRON_READERS = frozenset({"get", "keys", "items", "values", "copy"})
 OS_PROCESS_PREFIXES = ("system", "popen", "exec", "spawn", "posix_spawn", "fork", "kill", "abort", "wait")
@@ -515,7 +466,27 @@ SAFE_BUILTIN_BASES = frozenset(
         "AttributeError",
     }
 )
-SAFE_BASE_MODULES = ("typing", "enum")
+# Class bases from libraries: exactly these. Each gives its subclasses the metaclass ``type`` or
+# ``enum.EnumType`` (tests/test_policy_allowlist.py checks it): never an ABC (``typing.Hashable`` brings
+# ABCMeta.register, which makes any type an "instance"), never a subclass of ``type`` (``typing.Type``
+# is one: calling such a class builds classes at run time).
+SAFE_LIBRARY_BASES = frozenset(
+    {"typing.NamedTuple", "typing.Generic", "enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"}
+)
+# Attributes the metaclasses of the file's classes give those classes (``C.mro``, ``C._convert_``):
+# on a class object of the file (not an instance) they are library names, whatever the file defines.
+METACLASS_ATTRIBUTES = frozenset(n for meta in (type, enum.EnumType) for n in dir(meta) if not n.startswith("__"))
+# Class patterns with positional sub-patterns (``case C(a, b)``) read the attributes C.__match_args__
+# names. Allowed only for the builtins that match the whole subject (one sub-pattern) and for this
+# file's dataclasses and NamedTuples whose field names pass the attribute rules.
+MATCH_SELF_BUILTINS = frozenset(
+    {"bool", "bytearray", "bytes", "dict", "float", "frozenset", "int", "list", "set", "str", "tuple"}
+)
+# Dunder names inside a string (format fields, keys, names joined later): ``"{0.__class__}"``.
+DUNDER_IN_TEXT = re.compile(r"__[^\W_]\w*?__")
+# str.format and str.format_map walk attributes named in their fields (``"{0.attr}"``): allowed only on a
+# string literal whose fields read no attribute.
+FORMAT_METHODS = frozenset({"format", "format_map"})
 # Host callbacks Triton runs itself: the value must be a lambda or a function defined in the file.
 HOOK_KEYWORDS = frozenset(
     {
@@ -544,7 +515,13 @@ HOOK_CALLS: dict[str, tuple[int, frozenset[str]]] = {
 KEYWORD_RULES: dict[str, str] = {"ir_override": "files"}  # triton.Config(ir_override=path) loads a kernel file
 LEGACY_TENSOR_CONSTRUCTOR = re.compile(r"torch\.(cuda\.)?[A-Za-z]*(Tensor|Storage)")  # torch.Tensor([1.0])
 
+# Names a file may read without binding them: Python's builtins. Any other free name is refused: under
+# the interpreter, Triton copies its own module globals (np, inspect, its builder...) into the solution's
+# module at the first launch, so a name the file never binds can be a library object.
+BUILTIN_NAMES = frozenset(dir(builtins))
+
 RULE_REASONS: dict[str, str] = {
+    "undefined_name": "a name the file never binds and no builtin (it could be an object injected into the module)",
     "import": "not an allowed module or member",
     "files": "file system access",
     "processes": "processes",
@@ -567,6 +544,7 @@ RULE_REASONS: dict[str, str] = {
     "monkeypatch": "changes a library",
     "torch_compute": "torch code run inside Triton",
     "module_alias": "a module used as a value",
+    "attribute": "not an attribute the allow-list allows on a library object",
 }
 
 Finding = tuple[str, str]  # (rule, detail)
@@ -587,14 +565,49 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
+def _dunders_in(text: str) -> set[str]:
+    """The dunder names a string holds anywhere (``"{0.__class__}"`` -> {"__class__"})."""
+    found = set(DUNDER_IN_TEXT.findall(text))
+    if _is_dunder(text):
+        found.add(text)
+    return found
+
+
+def _format_fields(text: str) -> list[str] | None:
+    """The field names of a format string, those in nested format specs included (None: malformed)."""
+    fields: list[str] = []
+    try:
+        for _literal, name, spec, _conversion in string.Formatter().parse(text):
+            if name is not None:
+                fields.append(name)
+            nested = _format_fields(spec) if spec else []
+            if nested is None:
+                return None
+            fields.extend(nested)
+    except ValueError:
+        return None
+    return fields
+
+
+def _field_reads_attribute(name: str) -> bool:
+    """``0.attr`` or ``x[k].attr``: a format field that walks an attribute (``[...]`` keys are strings)."""
+    in_key = False
+    for char in name:
+        if char == "[":
+            in_key = True
+        elif char == "]":
+            in_key = False
+        elif char == "." and not in_key:
+            return True
+    return False
+
+
 def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + ".")
 
 
-def attribute_rule(name: str, root: str | None = None) -> str | None:
-    """The rule an attribute name breaks on any object (``root``: the module a resolved chain starts at)."""
-    if name == "jit" and root == "triton":
-        return None
+def attribute_rule(name: str) -> str | None:
+    """The rule an attribute name breaks on any object, whatever it is (None: not refused by name)."""
     if name in ATTRIBUTE_RULES:
         return ATTRIBUTE_RULES[name]
     if name in MODULE_RULES:
@@ -604,6 +617,25 @@ def attribute_rule(name: str, root: str | None = None) -> str | None:
     if name.startswith("_"):
         return "private_attribute"
     return None
+
+
+def object_attribute_rule(name: str, own: frozenset[str] = frozenset()) -> str | None:
+    """The rule ``x.name`` breaks where ``x`` can be a library object (a parameter, a call's result, a
+    torch or Triton object): allowed only if the allow-list allows the name on library values, or if
+    this file's own classes define it and no library type has it (``own``)."""
+    if name in ATTRIBUTE_RULES or name in MODULE_RULES or _is_dunder(name):
+        return attribute_rule(name)
+    allowed = load_allowlist()
+    if name in allowed.attributes or (name in own and name not in allowed.library):
+        return None
+    return "private_attribute" if name.startswith("_") else "attribute"
+
+
+def own_attribute_rule(name: str) -> str | None:
+    """The rule ``x.name`` breaks where ``x`` is this file's own object: only dunders are judged."""
+    if not _is_dunder(name):
+        return None
+    return attribute_rule(name)
 
 
 def _explicit_rule(path: str) -> Finding | None:
@@ -619,7 +651,7 @@ def _explicit_rule(path: str) -> Finding | None:
 
 def _component_rule(parts: list[str]) -> Finding | None:
     for i, part in enumerate(parts[1:], start=1):
-        rule = attribute_rule(part, parts[0])
+        rule = attribute_rule(part) or PATH_COMPONENT_RULES.get(part)
         if rule is not None:
             return rule, f"{'.'.join(parts[: i + 1])} is not allowed ({RULE_REASONS[rule]})"
     if parts[0] == "torch" and any(part.startswith("set_") for part in parts[1:]):
@@ -627,15 +659,15 @@ def _component_rule(parts: list[str]) -> Finding | None:
     return None
 
 
-def _namespace_rule(path: str) -> Finding | None:
-    if any(_under(path, ok) for ok in ALLOWED_PATHS):
-        return None
-    for namespace, (members, rule) in NAMESPACES.items():
-        if path.startswith(namespace + "."):
-            member = path[len(namespace) + 1 :].split(".", maxsplit=1)[0]
-            if member not in members:
-                return rule, f"{namespace}.{member} is not allowed (not in the allowed API of {namespace})"
-    return None
+def _namespace_rule(parts: list[str], known: int) -> Finding:
+    """A member of an allowed module that is not on the allow-list (``parts[:known]`` is allowed)."""
+    member = ".".join(parts[: known + 1])
+    namespace = ".".join(parts[:known])
+    prefixes = [p for p in NAMESPACE_RULES if _under(namespace, p)]
+    rule = NAMESPACE_RULES[max(prefixes, key=len)] if prefixes else "import"
+    if parts[0] == "torch" and known == 1 and parts[1] in load_allowlist().torch_functions:
+        rule = "torch_compute"
+    return rule, f"{member} is not allowed (not on the allow-list of {namespace}: {RULE_REASONS[rule]})"
 
 
 def _os_rule(parts: list[str]) -> Finding | None:
@@ -652,29 +684,45 @@ def _os_rule(parts: list[str]) -> Finding | None:
     return rule, f"os.{name} is not allowed (os: only os.environ and os.getenv)"
 
 
+def _refusal(path: str, parts: list[str], known: int) -> Finding:
+    return _explicit_rule(path) or _component_rule(parts) or _namespace_rule(parts, known)
+
+
 def path_rule(path: str) -> Finding | None:
-    """The one check of a fully qualified name (``os.system``, ``torch.utils._x``): (rule, detail) or None."""
+    """The one check of a fully qualified name (``os.system``, ``torch.utils._x``): (rule, detail) or None.
+
+    The longest prefix of the path that is on the allow-list is found. If that prefix is a module, the
+    next name is not on the list: refused (its rule says why). If it is an allowed object (a function,
+    class or value), the rest are attributes of a library object (``torch.Tensor.view``).
+    """
     parts = path.split(".")
     root = parts[0]
     if root not in ALLOWED_IMPORTS:
         allowed = ", ".join(sorted(ALLOWED_IMPORTS))
         return MODULE_RULES.get(root, "import"), f"import of {path} is not allowed (allowed: {allowed})"
-    found = _explicit_rule(path) or _component_rule(parts) or _namespace_rule(path)
-    if found is None and root == "os":
-        found = _os_rule(parts)
-    return found
+    if root == "os":
+        return _component_rule(parts) or _os_rule(parts)
+    allow = load_allowlist()
+    known = len(parts)
+    while known > 1 and ".".join(parts[:known]) not in allow.paths:
+        known -= 1
+    if known == len(parts):
+        return None
+    if allow.kind(".".join(parts[:known])) == "module":
+        return _refusal(path, parts, known)
+    for i in range(known, len(parts)):
+        rule = object_attribute_rule(parts[i])
+        if rule is not None:
+            return rule, f"{'.'.join(parts[: i + 1])} is not allowed ({RULE_REASONS[rule]})"
+    return None
 
 
-def _guarded_paths() -> frozenset[str]:
-    """Modules (and objects) with forbidden members: used only as ``x.member``, never as values."""
-    guarded = {"os", "os.environ", *NAMESPACES}
-    for path in [*PATH_RULES, *DECORATOR_ONLY]:
-        parts = path.split(".")
-        guarded.update(".".join(parts[:i]) for i in range(1, len(parts)))
-    return frozenset(guarded)
+def is_module_path(path: str) -> bool:
+    """Modules (and os.environ, and the parents of decorator-only names) are used only as ``x.member``."""
+    return load_allowlist().kind(path) == "module" or path == "os.environ" or path in _DECORATOR_PARENTS
 
 
-GUARDED_PATHS = _guarded_paths()
+_DECORATOR_PARENTS = frozenset(".".join(p.split(".")[:i]) for p in DECORATOR_ONLY for i in range(1, p.count(".") + 1))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -730,6 +778,7 @@ class _ScopeBuilder(ast.NodeVisitor):
         self.imports: dict[str, set[str]] = {}  # local name -> dotted paths it was imported as
         self.assignments: list[tuple[str, ast.expr]] = []  # name = value, for aliases
         self.decorated: set[str] = set()  # functions with decorators (library objects once decorated)
+        self.methods: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, _Scope]] = []  # defs in class bodies
 
     def _bind(self, name: str, kind: str, node: ast.AST, scope: _Scope | None = None) -> None:
         scope = scope or self.scope
@@ -854,7 +903,10 @@ class _ScopeBuilder(ast.NodeVisitor):
         self._visit_signature(node.args)
         if node.returns is not None:
             self.visit(node.returns)
-        self._push("function")
+        in_class = self.scope.kind == "class"
+        scope = self._push("function")
+        if in_class:
+            self.methods.append((node, scope))
         self._bind_params(node.args)
         for statement in node.body:
             self.visit(statement)
@@ -899,6 +951,19 @@ class _ScopeBuilder(ast.NodeVisitor):
 
 def _is_isinstance_call(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass")
+
+
+def _annotated_names(body: list[ast.stmt]) -> set[str]:
+    """Names annotated in a class body (its fields), in nested blocks too but not in nested defs."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)):
+            stack.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
@@ -958,6 +1023,141 @@ class _Names:
         return sorted(".".join([path, *rest]) for path in self.aliases.get(root, ()))
 
 
+class _Ownership:
+    """Which receivers are this file's own objects, whose attributes are free.
+
+    Own: an instance of one of the file's classes (a name every binding of which is ``C(...)``), the
+    class itself, ``cls`` in a classmethod, and ``self`` in a method that cannot be handed a foreign
+    ``self``: one with no decorators but property/classmethod/cached_property, whose name is never read
+    through a class or an object that may not be an own instance (``C.f(tensor)``, ``type(x).f``) nor
+    used as a value in the class body. Everything else may be a library object.
+    """
+
+    def __init__(self, tree: ast.Module, scopes: _ScopeBuilder, names: _Names) -> None:
+        self.scopes = scopes
+        self.names = names
+        self.classes = names.local_classes
+        own = {b.name for b in scopes.bindings if b.scope.kind == "class"}
+        own.update(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load))
+        self.names_defined = frozenset(own)
+        kinds: dict[str, set[str]] = {}
+        counts: dict[tuple[int, str], int] = {}
+        for binding in scopes.bindings:
+            kinds.setdefault(binding.name, set()).add(binding.kind)
+            key = (id(binding.scope), binding.name)
+            counts[key] = counts.get(key, 0) + 1
+        self.counts = counts
+        values: dict[str, list[ast.expr]] = {}
+        for name, value in scopes.assignments:
+            values.setdefault(name, []).append(value)
+        total = {name: sum(1 for b in scopes.bindings if b.name == name) for name in values}
+        self.instances = frozenset(
+            name
+            for name, assigned in values.items()
+            if kinds.get(name) == {"assign"} and total[name] == len(assigned) and all(map(self._constructs, assigned))
+        )
+        self.candidates: dict[int, tuple[str, str]] = {}  # method scope -> (method name, self parameter)
+        self.class_params: dict[int, str] = {}  # classmethod scope -> cls parameter
+        self.scope_of: dict[int, _Scope] = {}
+        for func, scope in scopes.methods:
+            self._add_method(func, scope)
+        self.trusted = self._fixed_point(tree)
+
+    def _constructs(self, value: ast.expr) -> bool:
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.classes
+
+    def _add_method(self, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
+        params = [*func.args.posonlyargs, *func.args.args]
+        if not params:
+            return
+        plain = True
+        decorators: set[str] = set()
+        for decorator in func.decorator_list:
+            if isinstance(decorator, ast.Name) and decorator.id in ("property", "classmethod", "staticmethod"):
+                plain = plain and decorator.id not in self.names.bound_anywhere
+                decorators.add(decorator.id)
+            elif isinstance(decorator, ast.Attribute) and decorator.attr in ("setter", "getter", "deleter"):
+                continue
+            elif self.names.resolve(decorator) != ["functools.cached_property"]:
+                plain = False
+        if "staticmethod" in decorators:
+            return
+        self.scope_of[id(scope)] = scope
+        if "classmethod" in decorators:
+            self.class_params[id(scope)] = params[0].arg
+        elif plain:
+            self.candidates[id(scope)] = (func.name, params[0].arg)
+
+    def _binding_scope(self, node: ast.Name) -> _Scope | None:
+        scope = self.scopes.name_scope.get(node)
+        first = True
+        while scope is not None:
+            if node.id in scope.globals:
+                return self.scopes.module
+            if node.id in scope.bound and (scope.kind != "class" or first):
+                return scope
+            first = False
+            scope = scope.parent
+        return None
+
+    def _bound_once(self, scope: _Scope, name: str) -> bool:
+        return self.counts.get((id(scope), name), 0) == 1
+
+    def _is_instance(self, value: ast.expr, trusted: set[int]) -> bool:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
+            if value.args or value.keywords or "super" in self.names.bound_anywhere:
+                return False
+            scope = self.scopes.name_scope.get(value.func)
+            while scope is not None and id(scope) not in self.candidates:
+                scope = scope.parent
+            return scope is not None and id(scope) in trusted
+        if not isinstance(value, ast.Name):
+            return False
+        if value.id in self.instances:
+            return True
+        scope = self._binding_scope(value)
+        if scope is None or id(scope) not in trusted:
+            return False
+        return self.candidates[id(scope)][1] == value.id and self._bound_once(scope, value.id)
+
+    def _is_class(self, value: ast.expr) -> bool:
+        if not isinstance(value, ast.Name):
+            return False
+        if value.id in self.classes:
+            return True
+        scope = self._binding_scope(value)
+        return scope is not None and self.class_params.get(id(scope)) == value.id and self._bound_once(scope, value.id)
+
+    def _fixed_point(self, tree: ast.Module) -> set[int]:
+        by_name: dict[str, list[ast.Attribute]] = {}
+        class_loads: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                by_name.setdefault(node.attr, []).append(node)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                scope = self.scopes.name_scope.get(node)
+                if scope is not None and scope.kind == "class":
+                    class_loads.add(node.id)
+        trusted = set(self.candidates)
+        changed = True
+        while changed:
+            changed = False
+            for key in sorted(trusted):
+                name = self.candidates[key][0]
+                if name in class_loads or not all(self._is_instance(a.value, trusted) for a in by_name.get(name, [])):
+                    trusted.discard(key)
+                    changed = True
+        return trusted
+
+    def is_class(self, value: ast.expr) -> bool:
+        """Whether ``value`` is certainly one of this file's class objects (``C``, ``cls``)."""
+        return self._is_class(value)
+
+    def is_own(self, value: ast.expr) -> bool:
+        """Whether ``value`` (the receiver of an attribute) is certainly this file's own object."""
+        return self._is_instance(value, self.trusted) or self._is_class(value)
+
+
 # ---------------------------------------------------------------------------------------------------
 # The checker
 # ---------------------------------------------------------------------------------------------------
@@ -976,7 +1176,12 @@ class _Checker(ast.NodeVisitor):
         self.scopes = _ScopeBuilder()
         self.scopes.visit(tree)
         self.names = _Names(self.scopes)
+        self.own = _Ownership(tree, self.scopes, self.names)
         self.parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        self.classes: dict[str, list[ast.ClassDef]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                self.classes.setdefault(node.name, []).append(node)
         self.found: list[_Found] = []
 
     # -- reporting -----------------------------------------------------------------------------------
@@ -1044,7 +1249,7 @@ class _Checker(ast.NodeVisitor):
                 continue
             if path in DECORATOR_ONLY and self._is_decorator_only_misuse(node, path):
                 self.flag("monkeypatch", f"{path} may only be used as a decorator of this file's classes", node)
-            elif path in GUARDED_PATHS and self._is_value_use(node):
+            elif is_module_path(path) and self._is_value_use(node):
                 self.flag("module_alias", f"{path} may only be used as {path}.name, not as a value", node)
 
     def _is_decorator_only_misuse(self, node: ast.AST, path: str) -> bool:
@@ -1064,6 +1269,8 @@ class _Checker(ast.NodeVisitor):
                 self.flag(rule, f"{node.id} is not allowed ({RULE_REASONS[rule]})", node)
             elif self._is_builtin_type(node):
                 self._check_type_as_value(node)
+            elif scope.is_builtin(node.id) and node.id not in self.names.bound_anywhere and node.id not in BUILTIN_NAMES:
+                self.flag("undefined_name", f"{node.id} is not allowed ({RULE_REASONS['undefined_name']})", node)
             self._check_reference(node)
 
     def _check_dunder_load(self, node: ast.Name) -> None:
@@ -1074,19 +1281,50 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         paths = self.names.resolve(node)
-        if paths:
+        parent = self.parents.get(node)
+        if paths and isinstance(parent, ast.Attribute) and parent.value is node:
+            pass  # the whole chain is checked once, at its end (its first refused name says why)
+        elif paths:
             if isinstance(node.ctx, ast.Load):
                 self._check_reference(node)
             else:
                 for path in paths:
                     self._check_path(path, node)
         else:
-            rule = attribute_rule(node.attr)
-            if rule is not None:
-                self.flag(rule, f".{node.attr} is not allowed ({RULE_REASONS[rule]})", node)
+            self._check_receiver(node)
         if not isinstance(node.ctx, ast.Load):
             self._check_store_target(node)
         self.generic_visit(node)
+
+    def _check_receiver(self, node: ast.Attribute) -> None:
+        """``x.name`` where ``x`` is not a library path: free on the file's own objects, judged by the
+        allow-list's attribute names wherever ``x`` may be a library object."""
+        name, own = node.attr, self.own.names_defined
+        if name in FORMAT_METHODS:
+            self._check_format_receiver(node)
+        if name in METACLASS_ATTRIBUTES and self.own.is_class(node.value):
+            rule = object_attribute_rule(name)  # the metaclass's (C.mro, C._convert_): a library name
+        elif self.own.is_own(node.value):
+            rule = own_attribute_rule(name) if name in own else object_attribute_rule(name, own)
+        else:
+            rule = object_attribute_rule(name, own)
+            if rule is None and not isinstance(node.ctx, ast.Load) and name in load_allowlist().library:
+                rule = "monkeypatch"
+        if rule is not None:
+            self.flag(rule, f".{name} is not allowed on {_short(node.value, 30)} ({RULE_REASONS[rule]})", node)
+
+    def _check_format_receiver(self, node: ast.Attribute) -> None:
+        """``"{0.x}".format(v)`` reads ``v.x``: fields are checked on string literals, refused elsewhere."""
+        receiver = node.value
+        if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
+            self.flag("introspection", f".{node.attr} is allowed only on a string literal (its fields walk attributes)", node)
+            return
+        fields = _format_fields(receiver.value)
+        if fields is None:
+            self.flag("introspection", f"malformed format string {_short(receiver, 40)}", node)
+        elif any(_field_reads_attribute(f) for f in fields):
+            field = next(f for f in fields if _field_reads_attribute(f))
+            self.flag("introspection", f"format field {{{field}}} reads an attribute (use an f-string)", node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if not isinstance(node.ctx, ast.Load):
@@ -1096,23 +1334,77 @@ class _Checker(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         """Names used as strings (dict keys of a namespace or of a module's globals)."""
         text = node.value
+        if isinstance(text, bytes):
+            text = text.decode("latin-1")
         if not isinstance(text, str):
             return
-        if text in TORCH_HOOKS:
-            self.flag("tensor_subclass", f"the string {text!r} is not allowed (torch hook)", node)
-        elif _is_dunder(text) and text not in ALLOWED_DUNDER_STRINGS:
-            self.flag(FORBIDDEN_NAMES.get(text, "introspection"), f"the string {text!r} is not allowed", node)
-        elif text in FORBIDDEN_STRINGS:
+        for name in sorted(_dunders_in(text)):  # anywhere in the string: format fields, keys, pieces
+            if name in TORCH_HOOKS:
+                self.flag("tensor_subclass", f"the string {_short(node, 40)} is not allowed ({name}: torch hook)", node)
+            elif name not in ALLOWED_DUNDER_STRINGS:
+                rule = FORBIDDEN_NAMES.get(name, "introspection")
+                self.flag(rule, f"the string {_short(node, 40)} is not allowed (holds {name})", node)
+        if text in FORBIDDEN_STRINGS:
             rule = FORBIDDEN_NAMES[text]
             self.flag(rule, f"the string {text!r} is not allowed (names a builtin: {RULE_REASONS[rule]})", node)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
-        """``case C(attr=x)`` reads ``x.attr``: the same names as attributes."""
+        """``case C(attr=x)`` reads ``x.attr``: the same names as attributes. ``case C(x, y)`` reads the
+        attributes named by ``C.__match_args__``: only where they are known and pass the same rules."""
         for name in node.kwd_attrs:
-            rule = attribute_rule(name)
+            rule = object_attribute_rule(name, self.own.names_defined)
             if rule is not None:
                 self.flag(rule, f"pattern attribute {name}= is not allowed ({RULE_REASONS[rule]})", node)
+        if node.patterns:
+            found = self._positional_pattern_rule(node)
+            if found is not None:
+                self.flag(found[0], f"case {_short(node.cls)}(...) with positional sub-patterns: {found[1]}", node)
         self.generic_visit(node)
+
+    def _positional_pattern_rule(self, node: ast.MatchClass) -> Finding | None:
+        cls = node.cls
+        if isinstance(cls, ast.Name) and cls.id in MATCH_SELF_BUILTINS and cls.id not in self.names.bound_anywhere:
+            if len(node.patterns) == 1:
+                return None
+            return "introspection", f"{cls.id}(...) takes one sub-pattern (the whole subject)"
+        fields = self._match_fields(cls.id, set()) if isinstance(cls, ast.Name) else None
+        if fields is None:
+            return "introspection", (
+                "allowed only for builtin types and this file's dataclasses and NamedTuples "
+                "(they read the attributes __match_args__ names)"
+            )
+        for name in sorted(fields):
+            rule = object_attribute_rule(name, self.own.names_defined)
+            if rule is not None:
+                return rule, f"reads field {name} ({RULE_REASONS[rule]})"
+        return None
+
+    def _match_fields(self, name: str, seen: set[str]) -> set[str] | None:
+        """The names ``__match_args__`` can hold for this file's class ``name``: the annotated names of
+        every definition of it and of its bases (None: not only dataclasses and NamedTuples of the file)."""
+        definitions = self.classes.get(name, [])
+        if name in seen or name not in self.names.local_classes or not definitions:
+            return None
+        seen = seen | {name}
+        fields: set[str] = set()
+        for definition in definitions:
+            bases = [self.names.resolve(b.value if isinstance(b, ast.Subscript) else b) for b in definition.bases]
+            named_tuple = any(paths == ["typing.NamedTuple"] for paths in bases)
+            decorated = any(
+                self.names.resolve(d.func if isinstance(d, ast.Call) else d) == ["dataclasses.dataclass"]
+                for d in definition.decorator_list
+            )
+            if not (named_tuple or decorated) or definition.keywords:
+                return None
+            fields.update(_annotated_names(definition.body))
+            for base, paths in zip(definition.bases, bases, strict=True):
+                if paths in (["typing.NamedTuple"], ["typing.Generic"]):
+                    continue
+                inherited = self._match_fields(base.id, seen) if isinstance(base, ast.Name) else None
+                if inherited is None:
+                    return None
+                fields.update(inherited)
+        return fields
 
     # -- imports -------------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -1162,8 +1454,9 @@ class _Checker(ast.NodeVisitor):
         expr = base.value if isinstance(base, ast.Subscript) else base
         paths = self.names.resolve(expr)
         for path in paths:
-            if not path.startswith(tuple(m + "." for m in SAFE_BASE_MODULES)):
-                self.flag("tensor_subclass", f"subclassing {path} is not allowed", base)
+            if path not in SAFE_LIBRARY_BASES:
+                allowed = ", ".join(sorted(SAFE_LIBRARY_BASES))
+                self.flag("tensor_subclass", f"subclassing {path} is not allowed (library bases: {allowed})", base)
         if paths:
             return
         if isinstance(expr, ast.Name) and (
@@ -1172,7 +1465,7 @@ class _Checker(ast.NodeVisitor):
             return
         self.flag(
             "tensor_subclass",
-            f"class base {_short(base)} is not allowed (only this file's classes, builtin types, typing and enum)",
+            f"class base {_short(base)} is not allowed (only this file's classes, builtin types, NamedTuple, Generic, enums)",
             base,
         )
 

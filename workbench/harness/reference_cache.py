@@ -60,7 +60,7 @@ class ReferenceCache:
         return [
             e
             for e in self._read()
-            if e.task == task.id and e.task_digest == digest and 0 <= now - e.measured_at <= self.max_age_s
+            if e.task == task.id and e.task_digest == digest and e.alone and 0 <= now - e.measured_at <= self.max_age_s
         ]
 
     def record(self, task: Task, report: EvalReport, now: float | None = None) -> int:
@@ -77,9 +77,10 @@ class ReferenceCache:
                 versions=report.versions,
                 measured_at=now,
                 stats=w.reference,
+                alone=True,
             )
             for w in report.workloads
-            if w.reference is not None and not w.reference_reused
+            if w.reference is not None and w.reference_alone and not w.reference_reused
         ]
         if not new:
             return 0

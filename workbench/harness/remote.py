@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -23,6 +25,17 @@ import torch
 
 from workbench import paths
 from workbench.harness import sandbox
+from workbench.harness.replies import (
+    CallReplyModel,
+    ErrorReply,
+    OkReply,
+    OutputDescription,
+    ProtocolViolation,
+    RecheckReply,
+    ViolationsReply,
+    cut_message,
+    parse,
+)
 from workbench.harness.report import Violation
 from workbench.harness.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 
@@ -38,6 +51,12 @@ HOST_CODE = (
     "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution_host import main; "
     "from workbench.harness.fast_exit import exit_now; exit_now(main(sys.argv))"
 )
+SOLUTION_MODULES = ("workbench.harness.solution_host", "workbench.harness.fast_exit")  # HOST_CODE's imports
+# Without the sandbox the process gets fresh folders of its own for HOME, TMPDIR and the Triton cache,
+# removed by close(); named like the evaluation's scratch with the checker's pid, so that the next
+# evaluation's stale-scratch sweep (evaluate.remove_stale_scratch) removes them if the checker was killed
+PRIVATE_PREFIX = "d2k-eval-{pid}-solution-"
+PRIVATE_DIRS = {"HOME": "home", "TMPDIR": "tmp", "TRITON_CACHE_DIR": "triton-cache"}
 
 
 class SolutionFailure(Exception):
@@ -60,8 +79,9 @@ class CallReply:
     launches: int
     launch_names: list[str]
     violations: list[Violation]
-    outputs: list[dict[str, Any]]
+    outputs: list[OutputDescription]
     mutated: list[str]  # inputs that are not state and changed in the call (checked in the process)
+    host_ms: float = 0.0  # the process's own time for the call, as it reports it (untrusted)
 
 
 @dataclass
@@ -78,6 +98,7 @@ class RemoteSolution:
     sandbox_info: sandbox.SandboxInfo | None = None
     output_tail: list[str] = field(default_factory=list)
     device_in_process: torch.device | None = None  # how the process names its device (cuda:0 on a GPU)
+    private_dir: Path | None = None  # the unsandboxed process's own HOME, TMPDIR and Triton cache (close() removes it)
 
     # -- process --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -104,33 +125,36 @@ class RemoteSolution:
             ids = [v.strip() for v in visible.split(",")] if visible else [str(i) for i in range(torch.cuda.device_count())]
             env["CUDA_VISIBLE_DEVICES"] = ids[index]
             device_arg = torch.device("cuda:0")
-        search_path = [p for p in sys.path if p and Path(p).is_dir() and not _holds_hidden(Path(p), self.hidden, exact=True)]
-        if str(paths.IMPORT_ROOT) not in search_path:
-            search_path.insert(0, str(paths.IMPORT_ROOT))
-        solution_dir = Path(self.solution).resolve().parent
+        # The allow-list (sandbox.isolate): the interpreter, only the package's solution-side modules and
+        # the solution file; the import path names only what is bound (HOST_CODE is on the command line).
+        interpreter = sandbox.interpreter_paths(env)
+        search_path = sandbox.import_path(interpreter)
+        solution = Path(self.solution).resolve()
         argv = [sys.executable, "-I", "-c", HOST_CODE.format(path=search_path), str(theirs.fileno())]
-        readable = [
-            *sandbox.default_readable(),
-            *(Path(p) for p in search_path if not _holds_hidden(Path(p), self.hidden)),
-            Path(self.solution).resolve(),
-        ]
-        hidden = [*sandbox.default_hidden(self.hidden), solution_dir]
-        command, self.sandbox_info = sandbox.wrap(argv, device=str(self.device), env=env, readable=readable, hidden=hidden)
-        if self.sandbox_info.kind == "none":
-            command, env_arg = argv, env
-        else:
-            env_arg = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        self.process = subprocess.Popen(
-            command,
-            pass_fds=[theirs.fileno()],
-            env=env_arg,
-            cwd="/",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent,
-        )
-        theirs.close()
+        readable = [*interpreter, *sandbox.module_files(SOLUTION_MODULES), solution]
+        hidden = [*sandbox.default_hidden([*self.hidden, paths.DEFAULTS["tasks"]]), solution.parent]
+        launch = sandbox.isolate(argv, device=str(self.device), env=env, readable=readable, hidden=hidden)
+        self.sandbox_info = launch.info
+        try:
+            if launch.info.kind == "none":  # no private /tmp: fresh folders of its own (0700), gone after close()
+                self.private_dir = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX.format(pid=os.getpid())))
+                for name, folder in PRIVATE_DIRS.items():
+                    (self.private_dir / folder).mkdir(mode=0o700)
+                    launch.env[name] = str(self.private_dir / folder)
+            self.process = subprocess.Popen(
+                launch.command,
+                executable=launch.executable,
+                pass_fds=[theirs.fileno(), *launch.pass_fds],
+                env=launch.env,
+                cwd="/",
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                preexec_fn=die_with_parent,
+            )
+        finally:
+            launch.close()
+            theirs.close()
         self.channel = channel
         threading.Thread(target=self._read_output, daemon=True).start()
         self.device_in_process = device_arg
@@ -153,6 +177,9 @@ class RemoteSolution:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.private_dir is not None:  # the unsandboxed process's HOME, TMPDIR and Triton cache
+            shutil.rmtree(self.private_dir, ignore_errors=True)
+            self.private_dir = None
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -166,7 +193,8 @@ class RemoteSolution:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.process.returncode
-        output = "\n".join(line for line in self.output_tail if line.strip())[-2000:]
+        printed = "\n".join(line for line in self.output_tail if line.strip())
+        output = cut_message("\n".join(printed.splitlines()[-4:]))  # its last lines: what it printed is its own
         if code < 0 or code > 128:
             number = -code if code < 0 else code - 128
             try:
@@ -174,7 +202,7 @@ class RemoteSolution:
             except ValueError:
                 name = f"signal {number}"
             status, message = "crashed", f"the solution process died with {name}"
-        elif "MemoryError" in output or "out of memory" in output.lower():
+        elif "MemoryError" in printed or "out of memory" in printed.lower():
             status, message = "runtime_error", "out of memory"
         else:
             status, message = "crashed", f"the solution process exited with code {code} before answering"
@@ -198,28 +226,61 @@ class RemoteSolution:
         except ChannelClosed:
             raise self._died() from None
         except ProtocolError as exc:
-            self.kill()
-            raise SolutionFailure("crashed", f"the solution process broke the protocol: {exc}") from None
+            raise self._protocol_violation(str(exc)) from None
         if reply.get("ok") is not True:
-            status = reply.get("status")
-            status = status if status in ("compile_error", "runtime_error") else "runtime_error"
-            raise SolutionFailure(status, str(reply.get("message", "the solution failed"))[:2000])
+            try:
+                error = parse(ErrorReply, reply)
+            except ProtocolViolation as exc:
+                raise self._protocol_violation(str(exc)) from None
+            status = error.status if error.status in ("compile_error", "runtime_error") else "runtime_error"
+            raise SolutionFailure(status, cut_message(error.message))
         return reply, received
+
+    def _protocol_violation(self, what: str) -> SolutionFailure:
+        """A reply that broke the protocol: the solution's failure (its code runs in that process)."""
+        self.kill()
+        return SolutionFailure("protocol_violation", f"the solution process broke the protocol: {what}")
+
+    def _parse(self, model: type[Any], reply: dict[str, Any]) -> Any:
+        try:
+            return parse(model, reply)
+        except ProtocolViolation as exc:
+            raise self._protocol_violation(str(exc)) from None
+
+    def pids(self) -> list[int]:
+        """The solution's process tree (the sandbox's processes and the interpreter), for /proc readings."""
+        from workbench.harness.host_times import descendants
+
+        return descendants(self.process.pid) if self.process is not None else []
+
+    def init(self) -> None:
+        """Set the process up (device, flush buffer, cover, guard) before the solution is imported."""
+        reply, _ = self.request(
+            {"op": "init", "solution": str(Path(self.solution).resolve()), "device": str(self.device_in_process)}
+        )
+        self._parse(OkReply, reply)
 
     def load(self) -> list[Violation]:
         reply, _ = self.request(
             {"op": "load", "solution": str(Path(self.solution).resolve()), "device": str(self.device_in_process)}
         )
-        return _violations(reply)
+        return list(self._parse(ViolationsReply, reply).violations)
 
     def put(
-        self, slot: int, tensors: dict[str, torch.Tensor], scalars: dict[str, Any], state: list[str], refill: bool = False
+        self,
+        slot: int,
+        tensors: dict[str, torch.Tensor],
+        scalars: dict[str, Any],
+        state: list[str],
+        refill: bool = False,
+        timed: bool = False,
     ) -> None:
         names = list(tensors)
-        self.request(
-            {"op": "put", "slot": slot, "names": names, "scalars": scalars, "refill": refill, "state": state},
+        reply, _ = self.request(
+            {"op": "put", "slot": slot, "names": names, "scalars": scalars, "refill": refill, "state": state, "timed": timed},
             [tensors[n] for n in names],
         )
+        self._parse(OkReply, reply)
 
     def call(
         self,
@@ -231,10 +292,12 @@ class RemoteSolution:
         keep: bool = False,
         replay: bool = False,
         null: bool = False,
-        restore: bool = False,
+        timed: bool = False,
         cover_ms: float = 0.0,
     ) -> CallReply:
-        """One call; `cover_ms`: the blocking kernel queued before its start event (timing.py)."""
+        """One call; `cover_ms`: the blocking kernel queued before its start event (timing.py); `timed`:
+        the inputs are not compared after the call (the checker refills them before every timed call);
+        `null`: the same sequence around nothing, on no inputs (the cross-check's calibration)."""
         started = time.perf_counter()
         reply, _ = self.request(
             {
@@ -246,40 +309,38 @@ class RemoteSolution:
                 "keep": keep,
                 "replay": replay,
                 "null": null,
-                "restore": restore,
+                "timed": timed,
                 "cover_ms": cover_ms,
             }
         )
         wall_ms = (time.perf_counter() - started) * 1e3
-        try:
-            described = reply["outputs"]
-            if not isinstance(described, list) or not all(isinstance(d, dict) for d in described):
-                raise TypeError("outputs")
-            return CallReply(
-                ms=float(reply["ms"]),
-                wall_ms=wall_ms,
-                launch_ms=min(float(reply.get("launch_ms", 0.0)), wall_ms),
-                launches=int(reply["launches"]),
-                launch_names=[str(n) for n in reply["launch_names"]],
-                violations=_violations(reply),
-                outputs=described,
-                mutated=[str(n) for n in reply.get("mutated", [])],
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            self.kill()
-            raise SolutionFailure("crashed", f"the solution process broke the protocol: {exc}") from None
+        parsed: CallReplyModel = self._parse(CallReplyModel, reply)
+        return CallReply(
+            ms=parsed.ms,
+            wall_ms=wall_ms,
+            launch_ms=min(parsed.launch_ms, wall_ms),
+            launches=parsed.launches,
+            launch_names=list(parsed.launch_names),
+            violations=list(parsed.violations),
+            outputs=list(parsed.outputs),
+            mutated=list(parsed.mutated),
+            host_ms=min(parsed.host_ms, wall_ms),
+        )
 
     def fetch(self, n_outputs: int, state: list[str]) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
         """The last call's outputs and state inputs, as private tensors on this process's device."""
-        _, tensors = self.request({"op": "fetch"})
+        reply, tensors = self.request({"op": "fetch"})
+        self._parse(OkReply, reply)
         return self._split(tensors, n_outputs, state)
 
     def sample(self, index: int) -> None:
         """Have the process keep the last call's outputs as sample `index` (no transfer now)."""
-        self.request({"op": "sample", "index": index})
+        reply, _ = self.request({"op": "sample", "index": index})
+        self._parse(OkReply, reply)
 
     def fetch_sample(self, index: int, n_outputs: int, state: list[str]) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
-        _, tensors = self.request({"op": "fetch_sample", "index": index})
+        reply, tensors = self.request({"op": "fetch_sample", "index": index})
+        self._parse(OkReply, reply)
         return self._split(tensors, n_outputs, state)
 
     def _split(
@@ -287,53 +348,22 @@ class RemoteSolution:
     ) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
         names = sorted(state)
         if len(tensors) != n_outputs + len(names):
-            self.kill()
-            raise SolutionFailure("crashed", "the solution process broke the protocol: wrong number of tensors")
+            raise self._protocol_violation("wrong number of tensors")
         return tensors[:n_outputs], dict(zip(names, tensors[n_outputs:], strict=True))
 
     def recheck(self) -> tuple[int, int]:
         """(changed, kept): how many kept outputs changed after their calls returned."""
         reply, _ = self.request({"op": "recheck"})
-        try:
-            return int(reply["changed"]), int(reply["kept"])
-        except (KeyError, TypeError, ValueError):
-            self.kill()
-            raise SolutionFailure("crashed", "the solution process broke the protocol: bad recheck reply") from None
+        parsed: RecheckReply = self._parse(RecheckReply, reply)
+        return parsed.changed, parsed.kept
 
     def release(self) -> None:
-        self.request({"op": "release"})
+        reply, _ = self.request({"op": "release"})
+        self._parse(OkReply, reply)
 
     def capture(self, slots: list[int], outputs: list[dict[str, Any]]) -> list[Violation]:
         reply, _ = self.request({"op": "capture", "slots": slots, "outputs": outputs})
-        return _violations(reply)
-
-
-def _violations(reply: dict[str, Any]) -> list[Violation]:
-    found = reply.get("violations", [])
-    if not isinstance(found, list):
-        return [Violation(rule="protocol", detail="the solution process sent malformed violations")]
-    out = []
-    for item in found:
-        try:
-            out.append(Violation.model_validate(item))
-        except ValueError:
-            out.append(Violation(rule="protocol", detail="the solution process sent a malformed violation"))
-    return out
-
-
-def _holds_hidden(path: Path, hidden: Sequence[Path], exact: bool = False) -> bool:
-    """True when exposing path would show a hidden path (path is it or one of its parents); with
-    `exact`, only when path is itself hidden or inside a hidden path."""
-    resolved = path.resolve()
-    for h in [*hidden, paths.DEFAULTS["tasks"]]:
-        target = Path(h).resolve()
-        if exact:
-            if resolved == target or target in resolved.parents:
-                return True
-            continue
-        if resolved == target or resolved in target.parents:
-            return True
-    return False
+        return list(self._parse(ViolationsReply, reply).violations)
 
 
 def die_with_parent() -> None:

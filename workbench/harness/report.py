@@ -18,6 +18,7 @@ Status = Literal[
     "incorrect_numerical",
     "state_mismatch",
     "input_mutated",
+    "protocol_violation",
     "task_error",
     "harness_error",
 ]
@@ -80,6 +81,7 @@ class WorkloadResult(BaseModel):
     outside_ms: float | None = None  # the checker's own wall-clock view of one timed call (cross-check)
     timing_note: str = ""  # why the timing mode differs from the task's (a graph that could not be captured)
     reference_reused: bool = False  # the reference's timing came from an earlier evaluation (same key)
+    reference_alone: bool = False  # timed with no solution process alive and the device idle (only such are reused)
     phases: dict[str, float] = {}  # seconds spent per phase (see PHASES)
 
     @property

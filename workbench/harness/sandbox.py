@@ -2,10 +2,29 @@
 
 Threat: a solution is arbitrary Python and GPU code written by an adversarial agent that wants a
 better score than it earned. Run as an ordinary process it could read the expert solution, the
-guidance, other sessions or the harness's scratch (and copy answers), rewrite the task or the harness
-on disk, read secrets from the environment or the home directory (API keys), talk to the network or
-to host daemons' sockets, signal or inspect the checker, or leave a process running after the
-evaluation. Inside the sandbox that `wrap` builds, the process sees:
+guidance, other sessions, another checkout of the project or the harness's scratch (and copy answers),
+rewrite the task or the harness on disk, read secrets from the environment or the home directory (API
+keys), talk to the network or to host daemons' sockets, signal or inspect the checker, or leave a
+process running after the evaluation.
+
+The solution process: `isolate`, an ALLOW-LIST. The root is bwrap's own empty tmpfs, remounted
+read-only last; nothing of the machine is visible unless bound, whatever its path. Bound read-only: the
+system folders (`SYSTEM_DIRS`: /usr, /lib*, /bin, /sbin, a top-level symlink of a merged /usr recreated
+as the same symlink; `SYSTEM_FILES`: /etc/ld.so.cache for the loader and `ldconfig -p`, /etc/alternatives
+for Debian's `cc`, which Triton compiles its launcher with on a GPU, and /sys), a one-line /etc/passwd
+and /etc/group naming the process's own user (`pwd` lookups of torch and Triton), the interpreter
+(`interpreter_paths`: prefixes, site-packages, the import-path entries of `SOLUTION_PACKAGES`, shared
+libraries this process mapped elsewhere, the paths `PATH_ENV` variables name), and what the caller names
+(the package's solution-side modules file by file, `module_files`; the solution file). Then the same
+minimal /dev (+ GPU nodes), /proc, private /tmp and /dev/shm, namespaces and environment as below; a
+`hidden` path that lies inside a bound folder is masked there. bwrap reads all these arguments from a
+pipe (`--args FD`, closed before the program starts) and runs as argv[0] "bwrap" with `launcher_env()`,
+so /proc/1/cmdline inside (bwrap's init) is `bwrap --args N --` and the program's own argv, naming no
+hidden path. `Launch` carries the command, the descriptors to pass and the environment to start it with.
+
+The coding agents and the profile tool: `wrap`, the host's root with a deny-list (below); an agent CLI
+needs much of the machine (its runtime, its configuration). Inside the sandbox that `wrap` builds, the
+process sees:
 
 - the host's root file system read-only (`--ro-bind / /`): nothing it writes outside the scratch
   survives; the repository, HOME and /etc cannot be changed;
@@ -48,6 +67,9 @@ wins: a readable path inside a hidden directory is visible again, and a hidden p
 or writable one stays hidden. The tmpfs of each hidden directory is remounted read-only at the very
 end (`--remount-ro`), after bwrap has made the mount points of the paths re-exposed inside it. Rules
 for /, or for /tmp, /dev, /proc or a folder above them, are dropped: they would undo the base.
+
+Triton's cache: the caller (remote.py) points TRITON_CACHE_DIR, HOME and TMPDIR into the private /tmp,
+or, unsandboxed, into fresh per-evaluation folders it removes afterwards.
 
 Imports only the standard library and `workbench.paths` (no torch; note that importing it as
 `workbench.harness.sandbox` first runs the package's __init__, which does import torch).
@@ -180,9 +202,10 @@ def _gpu_device_nodes(minors: set[int] | None = None) -> list[str]:
     return nodes
 
 
-def _base_args(gpu: bool, minors: set[int] | None = None) -> list[str]:
-    """The fixed first mounts: read-only root, a minimal /dev (+ GPU nodes), /proc, private /tmp, /dev/shm."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev"]
+def _base_args(gpu: bool, minors: set[int] | None = None, *, root: bool = True) -> list[str]:
+    """The fixed first mounts: the host's root read-only (not with `root=False`: bwrap's own empty root
+    stays), a minimal /dev (+ GPU nodes), /proc, private /tmp, /dev/shm."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev"] if root else ["--dev", "/dev"]
     if gpu:
         for node in _gpu_device_nodes(minors):
             args += ["--dev-bind", node, node]
@@ -392,3 +415,348 @@ def wrap(
     if minors is not None:
         detail += f", GPU device node(s) {', '.join(f'/dev/nvidia{m}' for m in sorted(minors))} only"
     return command, SandboxInfo(info.kind, f"{detail}, {masked} host paths hidden" if masked else detail)
+
+
+# -- the allow-list sandbox of the solution process ---------------------------------------------------
+# System folders: programs, shared libraries, headers and the C compiler Triton builds its launcher with
+# on a GPU. They hold no user data. A top-level one that is a symlink (/bin -> usr/bin on a merged /usr)
+# is made the same symlink inside.
+SYSTEM_DIRS = (Path("/usr"), Path("/bin"), Path("/sbin"), Path("/lib"), Path("/lib32"), Path("/lib64"), Path("/libx32"))
+# Of /etc only what the dynamic loader and the compiler driver read: the library cache and the
+# alternatives' symlinks (Debian's /usr/bin/cc -> /etc/alternatives/cc -> gcc). /sys: read-only kernel
+# and device information (CPU topology for torch, PCI and NUMA data for the CUDA driver).
+SYSTEM_FILES = (Path("/etc/ld.so.cache"), Path("/etc/alternatives"), Path("/sys"))
+# Environment variables that name folders or files the interpreter's libraries need (bound read-only
+# when set in the environment the process gets)
+PATH_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
+# Packages the solution process imports; the import-path entry holding each is bound when it lies
+# outside the interpreter's prefixes and site-packages (an unusual install)
+SOLUTION_PACKAGES = ("torch", "triton", "numpy", "pydantic", "pydantic_core", "typing_extensions")
+ARGS_PIPE_LIMIT = 1 << 20  # bwrap reads its arguments from a pipe (--args): at most this many bytes
+
+
+def _system_args() -> list[str]:
+    """Read-only binds of the system folders (`SYSTEM_DIRS`, `SYSTEM_FILES`); a top-level symlink (merged
+    /usr) becomes the same symlink."""
+    args: list[str] = []
+    for path in SYSTEM_DIRS:
+        if path.is_symlink():
+            args += ["--symlink", str(path.readlink()), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for path in SYSTEM_FILES:
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _system_covers(path: Path) -> bool:
+    """Whether `path` is already visible through the system binds (or a top-level symlink of them)."""
+    roots = [*SYSTEM_DIRS, *SYSTEM_FILES]
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def _mapped_files() -> list[Path]:
+    """The regular files this process has mapped (its shared libraries: the checker has imported torch);
+    never device nodes (a CUDA process maps /dev/nvidia*: bound read-only they could not be opened)."""
+    found: list[Path] = []
+    with contextlib.suppress(OSError), open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            if len(fields) == 6 and fields[5].startswith("/") and not fields[5].rstrip().endswith("(deleted)"):
+                found.append(Path(fields[5].rstrip()))
+    return [path for path in _unique(found) if path.is_file() and not _in_kernel_folder(path)]
+
+
+def _in_kernel_folder(path: Path) -> bool:
+    """Whether `path` lies in /dev or /proc, which the sandbox mounts itself (a bind there would replace
+    a device node by a read-only copy, or show the host's processes)."""
+    return any(path == root or path.is_relative_to(root) for root in (Path("/dev"), Path("/proc")))
+
+
+def _import_root(package: str) -> Path | None:
+    """The import-path entry that holds `package`, or None when it is not installed."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.has_location:
+        return None
+    origin = Path(spec.origin)
+    top = origin.parent if origin.name == "__init__.py" else origin
+    return top.parent
+
+
+def interpreter_paths(env: Mapping[str, str] | None = None) -> list[Path]:
+    """What the interpreter of this process needs beyond the system folders, read-only: its prefixes
+    (the virtual environment and the installation it was made from), its site-packages, the import-path
+    entries of `SOLUTION_PACKAGES`, the shared libraries this process has mapped where they lie outside
+    those, and the files and folders that `env`'s `PATH_ENV` variables name."""
+    found = [Path(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)]
+    found.append(Path(os.path.realpath(sys.executable)))
+    found.extend(Path(p) for p in site.getsitepackages() if Path(p).is_dir())
+    roots = [_import_root(name) for name in SOLUTION_PACKAGES]
+    found.extend(root for root in roots if root is not None)
+    covered = [Path(os.path.realpath(p)) for p in found]
+    for mapped in _mapped_files():
+        if not _system_covers(mapped) and not any(mapped.is_relative_to(c) for c in covered):
+            found.append(mapped)
+    for name in PATH_ENV:
+        for item in (env or {}).get(name, "").split(os.pathsep):
+            if item and Path(item).is_absolute():
+                found.append(Path(item))
+    return [p for p in _unique(found) if p.exists() and not _system_covers(p) and not _covers_base(p) and p != Path("/")]
+
+
+def import_path(interpreter: Sequence[Path]) -> list[str]:
+    """The import path of a sandboxed interpreter: this package's root, then the entries of sys.path that
+    lie inside the bound interpreter folders (`interpreter_paths`); it names nothing else."""
+    found = [str(paths.IMPORT_ROOT)]
+    for entry in sys.path:
+        if entry and Path(entry).is_dir() and any(Path(entry).is_relative_to(p) for p in interpreter) and entry not in found:
+            found.append(entry)
+    return found
+
+
+def module_files(modules: Sequence[str], import_root: Path | None = None) -> list[Path]:
+    """The source files of `modules` (dotted names under `import_root`, default the one this package is
+    imported from), of their packages' __init__ files, and of every module of that root they import
+    (followed through the whole tree, imports inside functions included; read from the source, so a
+    module that imports more is followed at the next evaluation without a list to keep)."""
+    import ast
+
+    root = import_root or paths.IMPORT_ROOT
+    tops = {name.split(".")[0] for name in modules}
+
+    def source(name: str) -> Path | None:
+        base = root.joinpath(*name.split("."))
+        for candidate in (base / "__init__.py", base.with_suffix(".py")):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    found: dict[str, Path] = {}
+    todo = list(modules)
+    while todo:
+        parts = todo.pop().split(".")
+        for depth in range(1, len(parts) + 1):
+            name = ".".join(parts[:depth])
+            file = source(name)
+            if file is None or name in found:
+                continue
+            found[name] = file
+            try:
+                tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
+            except (OSError, SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    todo += [alias.name for alias in node.names if alias.name.split(".")[0] in tops]
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] in tops:
+                    todo += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return sorted(found.values())
+
+
+@dataclass
+class Launch:
+    """A command ready to start: `subprocess.Popen(command, executable=executable, env=env,
+    pass_fds=[*yours, *pass_fds])`, then `close()` (also when the start fails)."""
+
+    command: list[str]
+    executable: str | None
+    env: dict[str, str]
+    pass_fds: tuple[int, ...]
+    info: SandboxInfo
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.pass_fds = ()
+
+
+def _args_pipe(args: Sequence[str]) -> int:
+    """A pipe's read end holding `args` NUL-separated, for bwrap's --args (bwrap reads it and closes it
+    before the program starts; a pipe once read holds nothing more)."""
+    return _pipe(b"".join(arg.encode() + b"\0" for arg in args))
+
+
+def _identity_files() -> dict[str, bytes]:
+    """A one-line /etc/passwd and /etc/group naming only the process's own user (Python's pwd module, which
+    torch and Triton call, raises without an entry for the uid), instead of the host's files."""
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = "d2k"
+    return {
+        "/etc/passwd": f"{name}:x:{uid}:{gid}:{name}:/tmp:/usr/sbin/nologin\n".encode(),
+        "/etc/group": f"{name}:x:{gid}:\n".encode(),
+    }
+
+
+def _pipe(data: bytes) -> int:
+    """A pipe's read end holding `data` (for bwrap, which reads it before the program starts)."""
+    if len(data) > ARGS_PIPE_LIMIT:
+        raise ValueError(f"the sandbox's arguments take {len(data)} bytes, more than {ARGS_PIPE_LIMIT}")
+    read, write = os.pipe()
+    try:
+        if len(data) > 60_000:
+            import fcntl
+
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, ARGS_PIPE_LIMIT)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write, view) :]
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
+    return read
+
+
+def _bind_targets(path: Path) -> list[Path]:
+    """Where a readable or writable path is bound inside: its real location, and the path as given
+    where that differs (a symlink on the way) and does not go through a system symlink (/lib, /bin)."""
+    given = Path(os.path.normpath(path.absolute()))
+    real = Path(os.path.realpath(path))
+    targets = [real]
+    links = [d for d in SYSTEM_DIRS if d.is_symlink()]
+    if given != real and not any(given.is_relative_to(link) for link in links):
+        targets.append(given)
+    return targets
+
+
+def _isolated_mounts(hidden: Sequence[Path], readable: Sequence[Path], writable: Sequence[Path]) -> list[str]:
+    """The binds of the empty root: each readable and writable path, and a mask on each hidden path that
+    lies inside one of them or inside a system folder, ordered by depth (at the same path the mask
+    last). A readable or writable path inside another of the same kind, with no hidden path between,
+    is left out (already visible); a readable one inside a writable one stays read-only."""
+    binds: dict[Path, int] = {}
+    for rank, group in ((2, writable), (1, readable)):
+        for path in group:
+            if not Path(path).exists():
+                continue
+            for target in _bind_targets(Path(path)):
+                if not _covers_base(target) and not _system_covers(target) and not _in_kernel_folder(target):
+                    binds.setdefault(target, rank)
+
+    def inside_bound(path: Path) -> bool:
+        return _system_covers(path) or any(path != b and path.is_relative_to(b) for b in binds)
+
+    masked = _unique([h for h in (Path(os.path.realpath(p)) for p in hidden) if h.exists() and inside_bound(h)])
+
+    def redundant(path: Path, rank: int) -> bool:
+        return any(
+            other != path
+            and path.is_relative_to(other)
+            and other_rank == rank
+            and not any(h != other and h.is_relative_to(other) and path.is_relative_to(h) for h in masked)
+            for other, other_rank in binds.items()
+        )
+
+    rules = [(p, r) for p, r in binds.items() if not redundant(p, r)] + [(h, 0) for h in masked]
+    rules.sort(key=lambda rule: (len(rule[0].parts), rule[1] == 0, str(rule[0])))
+    args: list[str] = []
+    remount: list[str] = []
+    for path, rank in rules:
+        p = str(path)
+        if rank == 0 and path.is_dir():
+            args += ["--tmpfs", p]
+            remount += ["--remount-ro", p]
+        elif rank == 0:
+            args += ["--ro-bind", "/dev/null", p]
+        else:
+            args += ["--ro-bind" if rank == 1 else "--bind", p, p]
+    return args + remount
+
+
+@functools.cache
+def _probe_isolated(bwrap: str, gpu: bool) -> str | None:
+    true = "/bin/true" if _executable(Path("/bin/true")) else (shutil.which("true") or "/bin/true")
+    args = [*_base_args(gpu, root=False), *_system_args(), *NAMESPACE_ARGS, "--clearenv", "--remount-ro", "/", "--chdir", "/tmp"]
+    launch = None
+    try:
+        launch = _args_pipe(args)
+        done = subprocess.run(
+            ["bwrap", "--args", str(launch), "--", true],
+            executable=bwrap,
+            pass_fds=[launch],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            env=launcher_env(),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"no answer within {PROBE_TIMEOUT_S:g} s"
+    except OSError as exc:
+        return str(exc)
+    finally:
+        if launch is not None:
+            os.close(launch)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode(errors="replace").strip().splitlines()
+    return lines[0] if lines else f"exit code {done.returncode}"
+
+
+def isolate(
+    argv: list[str],
+    *,
+    device: str,
+    env: dict[str, str],
+    readable: Sequence[Path],
+    writable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+    chdir: Path | None = None,
+) -> Launch:
+    """Run `argv` in the allow-list sandbox: an empty, read-only root with only the system folders
+    (`SYSTEM_DIRS`, `SYSTEM_FILES`), `readable` (read-only) and `writable` bound, a minimal /dev (with the
+    GPU's nodes for "cuda..." devices), its own /proc, a private /tmp and /dev/shm; `hidden` paths that
+    lie inside a bound folder are masked there. bwrap reads its arguments from a pipe (`--args`), so its
+    own command line, which every process inside can read as /proc/1/cmdline, is `bwrap --args N --`
+    and `argv`. Without a working bwrap (or with $D2K_SANDBOX off) the Launch runs `argv` with `env`
+    unchanged and its info says why (kind "none")."""
+    info = status(device)
+    if info.kind == "bubblewrap":
+        bwrap = find_bwrap()
+        assert bwrap is not None
+        failure = _probe_isolated(str(bwrap), _is_gpu(device))
+        if failure is not None:
+            info = SandboxInfo("none", f"bwrap failed to start with an empty root: {failure}")
+    if info.kind == "none":
+        return Launch(list(argv), None, dict(env), (), info)
+    assert bwrap is not None
+    gpu = _is_gpu(device)
+    minors = visible_gpu_minors(env) if gpu else None
+    mounts = _isolated_mounts(hidden, readable, writable)
+    args = [
+        *_base_args(gpu, minors, root=False),
+        *_system_args(),
+        *mounts,
+        *NAMESPACE_ARGS,
+        *_env_args(env),
+        "--remount-ro",
+        "/",
+        "--chdir",
+        str(chdir or "/tmp"),
+    ]
+    fds: list[int] = []
+    try:
+        for dest, data in _identity_files().items():
+            fds.append(_pipe(data))
+            args[-4:-4] = ["--ro-bind-data", str(fds[-1]), dest]  # before the final remount and --chdir
+        fds.append(_args_pipe(args))
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    detail = info.detail.replace("read-only root", "empty read-only root (system folders, the interpreter and named files only)")
+    if minors is not None:
+        detail += f", GPU device node(s) {', '.join(f'/dev/nvidia{m}' for m in sorted(minors))} only"
+    command = ["bwrap", "--args", str(fds[-1]), "--", *argv]
+    return Launch(command, str(bwrap), launcher_env(), tuple(fds), SandboxInfo(info.kind, detail))

@@ -51,6 +51,23 @@ def describe_exception(exc: BaseException, solution_file: str) -> tuple[str, str
     return "runtime_error", summary
 
 
+def blocking_sync() -> None:
+    """Make this process's device synchronisations sleep instead of spin (CU_CTX_SCHED_BLOCKING_SYNC on
+    the primary context, before torch creates it), so that its CPU time, which the checker reads from
+    /proc, is its own host work and not time spent waiting for the device (crosscheck.py)."""
+    import ctypes
+
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+        device = ctypes.c_int()
+        if driver.cuInit(0) != 0 or driver.cuDeviceGet(ctypes.byref(device), 0) != 0:
+            return
+        set_flags = getattr(driver, "cuDevicePrimaryCtxSetFlags_v2", None) or driver.cuDevicePrimaryCtxSetFlags
+        set_flags(device, 0x04)  # CU_CTX_SCHED_BLOCKING_SYNC
+    except (OSError, AttributeError):
+        return  # without it the cross-check reads spinning as host time: latencies are then the checker's
+
+
 def _poison(t: torch.Tensor) -> None:
     if t.is_floating_point():
         t.fill_(float("nan"))
@@ -92,11 +109,13 @@ class Host:
         self.graph_outputs: dict[int, list[Any]] = {}
         self.flush: torch.Tensor | None = None
         self.sleeper: Sleeper | None = None
+        self.baseline: dict[str, object] = {}
         self.solution_file = ""
 
     # -- messages ------------------------------------------------------------------------------
     def serve(self) -> None:
         handlers: dict[str, Callable[[dict[str, Any], list[torch.Tensor]], None]] = {
+            "init": self.init,
             "load": self.load,
             "put": self.put,
             "call": self.call,
@@ -128,12 +147,14 @@ class Host:
         assert self.module is not None
         return self.module.run  # type: ignore[no-any-return]
 
-    def load(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
-        """Import the solution under the guard; report import failures and patched torch entry points."""
-        from workbench.catalog.modules import import_file
+    def init(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """Set up the device, the flush buffer, the cover and the guard before any solution code runs.
 
+        The checker calibrates its null calls right after this, while the process runs nothing but the
+        harness: what a call costs beside the solution's work is measured before the solution can pad it."""
         self.device = torch.device(message["device"])
         if self.device.type == "cuda":
+            blocking_sync()
             torch.cuda.set_device(self.device)
             props = torch.cuda.get_device_properties(self.device)
             l2 = int(getattr(props, "L2_cache_size", 0) or 64 * 2**20)
@@ -144,8 +165,17 @@ class Host:
 
             interpreter_fix.install()
         self.solution_file = str(Path(message["solution"]).resolve())
-        baseline = snapshot()
-        self.guard = Guard(Path(self.solution_file), baseline)
+        self.baseline = snapshot()
+        self.guard = Guard(Path(self.solution_file), self.baseline)
+        self.channel.send({"ok": True})
+
+    def load(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """Import the solution under the guard; report import failures and patched torch entry points."""
+        from workbench.catalog.modules import import_file
+
+        if self.guard is None:
+            self.channel.send({"ok": False, "status": "runtime_error", "message": "load before init"})
+            return
         holder: dict[str, ModuleType] = {}
 
         def do_import() -> None:
@@ -157,7 +187,7 @@ class Host:
             self.channel.send({"ok": False, "status": "compile_error", "message": describe_exception(exc, self.solution_file)[1]})
             return
         self.module = holder["module"]
-        violations = record.violations + compare_snapshots(baseline, snapshot())
+        violations = record.violations + compare_snapshots(self.baseline, snapshot())
         if not callable(getattr(self.module, "run", None)):
             self.channel.send({"ok": False, "status": "compile_error", "message": "the solution defines no run(...) function"})
             return
@@ -178,7 +208,10 @@ class Host:
             else:
                 values[name] = t
         self.slots[slot] = values
-        self.pristine[slot] = {name: values[name].clone() for name in names}
+        if message.get("timed"):  # a timed call's inputs are not compared after it: no copy to keep
+            self.pristine.pop(slot, None)
+        else:
+            self.pristine[slot] = {name: values[name].clone() for name in names}
         if not refill:  # a graph keeps reading the slot's buffers: refilled values reach it
             self.graphs.pop(slot, None)
         if self.device.type == "cuda":
@@ -206,11 +239,8 @@ class Host:
         assert self.guard is not None
         slot = int(message["slot"])
         specs: list[dict[str, Any]] = message["outputs"]
-        args = dict(self.slots[slot])
+        args = {} if message.get("null") else dict(self.slots[slot])
         args.update(message.get("override", {}))
-        if message.get("restore"):  # timed calls all start from the slot's inputs as they were sent
-            for name in self.state_names:
-                args[name].copy_(self.pristine[slot][name])
         prealloc = self._prealloc(specs)
         cuda = self.device.type == "cuda"
         if cuda:
@@ -240,7 +270,11 @@ class Host:
             launching = PERF_COUNTER()
             if begin is not None:
                 begin.record()
-            if message.get("null"):  # the same sequence around nothing: the checker's calibration
+            if message.get("null") and message.get("replay"):  # a replay's sequence around nothing (no guard)
+                stop()
+                result: Any = []
+                record = CallRecord(0, [], [])
+            elif message.get("null"):  # the same sequence around nothing: the checker's calibration
                 result, record = self.guard.call(lambda: None, after=stop, require_launch=False)
             elif message.get("replay"):
                 self.graphs[slot].replay()
@@ -273,12 +307,12 @@ class Host:
         plain = [o for o in outputs if type(o) is torch.Tensor]
         if message.get("keep"):
             self.kept.extend((o, o.clone()) for o in plain)
-        # Every call, the null one too, compares each input with its pristine copy: the null call's round
-        # trip must cost what a timed call's does beside the solution's work, or the checker's wall-clock
-        # cross-check would charge this comparison (a read of every input twice) to the solution.
+        # Checked calls compare each input with its pristine copy. Timed and null calls do not: the
+        # checker refills a timed call's inputs with fresh values before it and never reads them after,
+        # and its wall-clock cross-check subtracts null calls made before the solution was imported.
         mutated = [
             name
-            for name, original in self.pristine.get(slot, {}).items()
+            for name, original in ({} if message.get("timed") else self.pristine.get(slot, {})).items()
             if name not in self.state_names and not _same_bits(args[name], original)
         ]
         self.channel.send(
@@ -342,7 +376,10 @@ class Host:
             self.channel.send({"ok": False, "message": "no call to sample"})
             return
         slot, outputs = self.last
-        self.samples[int(message["index"])] = (outputs, [t.clone() for t in self._state_after(slot)])
+        # Copies, as the call left them: a graph replays into the same output tensors on every call of its
+        # slot, and every timed call's inputs are new, so a later replay would overwrite a kept sample.
+        kept = [o.clone() if type(o) is torch.Tensor else o for o in outputs]
+        self.samples[int(message["index"])] = (kept, [t.clone() for t in self._state_after(slot)])
         self.channel.send({"ok": True})
 
     def fetch_sample(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:

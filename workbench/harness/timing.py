@@ -19,6 +19,7 @@ declares it, and under "auto" when the events-mode median is below `GRAPH_THRESH
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -257,3 +258,44 @@ def l2_flush_buffer(device: torch.device) -> torch.Tensor:
     props = torch.cuda.get_device_properties(device)
     l2 = int(getattr(props, "L2_cache_size", 0) or 64 * 2**20)
     return torch.empty(2 * l2, dtype=torch.int8, device=device)
+
+
+# The device-busy probe: a fixed matrix product timed with events. Another context on the device (a
+# process the solution left behind, another evaluation) takes time slices from it, which the events see;
+# a spin on clock cycles (`torch.cuda._sleep`) would not, since the cycle counter runs on while switched out.
+PROBE_SIZE = 4096
+PROBE_REPS = 10
+BUSY_FACTOR = 1.15  # a probe this much slower than before the solution process started: the device is busy
+IDLE_WAIT_S = 10.0  # how long to wait for the device to come back to idle before timing the reference
+
+
+def busy_probe_ms(device: torch.device, clocks: Clocks) -> float:
+    """Median time of one 4096^3 fp16 matrix product on the device (about 0.2 ms on an H200)."""
+    with torch.cuda.device(device):
+        a = torch.randn(PROBE_SIZE, PROBE_SIZE, device=device, dtype=torch.float16)
+        b = torch.randn(PROBE_SIZE, PROBE_SIZE, device=device, dtype=torch.float16)
+        torch.cuda._sleep(50_000_000)  # the clock ramps up first (Sleeper)
+        for _ in range(3):
+            torch.mm(a, b)
+        begin, end = clocks.event(enable_timing=True), clocks.event(enable_timing=True)
+        times = []
+        for _ in range(PROBE_REPS):
+            begin.record()
+            torch.mm(a, b)
+            end.record()
+            clocks.synchronize()
+            times.append(float(begin.elapsed_time(end)))
+        del a, b
+        return statistics.median(times)
+
+
+def wait_until_idle(device: torch.device, clocks: Clocks, idle_ms: float, wait_s: float = IDLE_WAIT_S) -> bool:
+    """True once the probe runs within BUSY_FACTOR of `idle_ms` (measured before the solution process
+    started); False when the device stays busy for `wait_s` seconds."""
+    deadline = clocks.perf_counter() + wait_s
+    while True:
+        if busy_probe_ms(device, clocks) <= BUSY_FACTOR * idle_ms:
+            return True
+        if clocks.perf_counter() > deadline:
+            return False
+        time.sleep(0.5)

@@ -32,6 +32,7 @@ SHORT_STATUS: dict[Status, str] = {  # every status of harness.report.STATUSES, 
     "incorrect_numerical": "numerical",
     "state_mismatch": "state",
     "input_mutated": "mutated",
+    "protocol_violation": "protocol",
     "task_error": "task error",
     "harness_error": "harness",
 }
