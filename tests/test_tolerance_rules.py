@@ -38,7 +38,7 @@ def variant(tmp_path: Path, old: str, new: str) -> Path:
 def test_rules_per_output_are_loaded_and_default_to_the_tasks_rule(toy: Path) -> None:
     tol = load_task(toy).spec.tolerance
     assert tol.views == "dequantized"
-    assert tol.rule_for("rowsum").rtol == 1e-5 and tol.rule_for("rowsum").matrix_rel_fro is None
+    assert tol.rule_for("rowsum").rtol == 1e-4 and tol.rule_for("rowsum").matrix_rel_fro is None
     assert tol.rule_for("x").matrix_rel_fro == 2e-2  # a view without a rule of its own: the default
 
 
