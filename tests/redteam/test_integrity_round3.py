@@ -93,9 +93,10 @@ def test_messages_from_the_solution_are_cut_to_a_few_lines() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cheat", ["ill_typed_reply", "forged_reply_numbers"])
-def test_ill_typed_replies_fail_the_solution_not_the_workbench(cheat: str, tmp_path: Path, tiny_tasks: Path) -> None:
-    report = evaluate_cheat(cheat, tmp_path, tiny_tasks, static_policy=False)
+def test_ill_typed_replies_fail_the_solution_not_the_workbench(tmp_path: Path, tiny_tasks: Path) -> None:
+    # end to end once; NaN, negative or string latencies and float counts take the same route (the same
+    # parse of every reply) and are the unit cases above
+    report = evaluate_cheat("ill_typed_reply", tmp_path, tiny_tasks, static_policy=False)
     assert report.status == "protocol_violation", f"{report.status}: {report.message}"
     assert "broke the protocol" in report.message
     assert all(w.status != "passed" for w in report.workloads), report.workloads
