@@ -79,3 +79,16 @@ def no_process_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[Non
 # Kernels in test modules run under the Triton interpreter on this CPU-only machine.
 if not __import__("torch").cuda.is_available():
     __import__("os").environ.setdefault("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture
+def interpreter_fixed() -> Iterator[None]:
+    """The solution process's interpreter patches (compile for sm_90, bounds checks, libdevice, ...),
+    installed in this process for the test and removed after it (tests that run under TRITON_INTERPRET=1)."""
+    from workbench.harness import interpreter_fix
+
+    uninstall = interpreter_fix.install()
+    try:
+        yield
+    finally:
+        uninstall()

@@ -6,7 +6,6 @@ or writing the solution process's own memory."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -47,18 +46,7 @@ def _atomic_kernel(x_ptr, off):
     tl.atomic_add(x_ptr + off, 1)
 
 
-@pytest.fixture
-def installed() -> Iterator[None]:
-    from workbench.harness import interpreter_fix
-
-    uninstall = interpreter_fix.install()
-    try:
-        yield
-    finally:
-        uninstall()
-
-
-def test_accesses_inside_the_tensors_run(installed: None) -> None:
+def test_accesses_inside_the_tensors_run(interpreter_fixed: None) -> None:
     x = torch.arange(100, dtype=torch.float32)
     y = torch.zeros(100)
     _copy_kernel[(2,)](x, y, 100, BLOCK=64)  # masked lanes past the end are not accesses
@@ -70,7 +58,7 @@ def test_accesses_inside_the_tensors_run(installed: None) -> None:
     assert torch.equal(out, big[:16])
 
 
-def test_a_pointer_to_a_python_object_is_refused(installed: None) -> None:
+def test_a_pointer_to_a_python_object_is_refused(interpreter_fixed: None) -> None:
     from workbench.harness.interpreter_bounds import OutOfBoundsAccess
     from workbench.harness.solution_host import describe_exception
 
@@ -94,7 +82,7 @@ def test_a_pointer_to_a_python_object_is_refused(installed: None) -> None:
         _offset_load_kernel[(1,)](t, out, 1, BLOCK=1)
 
 
-def test_the_native_functions_refuse_outside_a_launch(installed: None) -> None:
+def test_the_native_functions_refuse_outside_a_launch(interpreter_fixed: None) -> None:
     import numpy as np
     from triton._C.libtriton import interpreter as native
 

@@ -4,7 +4,6 @@ item 7), and libdevice works under the interpreter (item 9)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -58,23 +57,12 @@ def _reduce_kernel(x_ptr, y_ptr, N: tl.constexpr):
     tl.store(y_ptr + r, x + tl.sum(x, axis=0) + tl.max(x, 0))
 
 
-@pytest.fixture
-def installed() -> Iterator[None]:
-    from workbench.harness import interpreter_fix
-
-    uninstall = interpreter_fix.install()
-    try:
-        yield
-    finally:
-        uninstall()
-
-
 def _line_of(text: str) -> int:
     source = open(__file__).read().splitlines()  # noqa: SIM115 (the test's own source)
     return next(i for i, line in enumerate(source, 1) if text in line)
 
 
-def test_a_kernel_that_compiles_runs_and_is_compiled_once(installed: None) -> None:
+def test_a_kernel_that_compiles_runs_and_is_compiled_once(interpreter_fixed: None) -> None:
     from workbench.harness import interpreter_compile
 
     x = torch.randn(100)
@@ -91,7 +79,7 @@ def test_a_kernel_that_compiles_runs_and_is_compiled_once(installed: None) -> No
     assert len(compiler.compiled) == before + 2
 
 
-def test_numpy_on_a_tiles_handle_is_a_compile_error_naming_the_kernel_and_line(installed: None) -> None:
+def test_numpy_on_a_tiles_handle_is_a_compile_error_naming_the_kernel_and_line(interpreter_fixed: None) -> None:
     from workbench.harness.interpreter_compile import CompilationError
     from workbench.harness.solution_host import describe_exception
 
@@ -117,7 +105,7 @@ def test_the_kernel_runs_unchecked_without_the_fix() -> None:
     assert torch.allclose(y, 3 * x)
 
 
-def test_libdevice_fma_runs_fused_under_the_interpreter(installed: None) -> None:
+def test_libdevice_fma_runs_fused_under_the_interpreter(interpreter_fixed: None) -> None:
     from workbench.harness.interpreter_libdevice import MAPPED
 
     # (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 exactly; multiplying then adding in float32 gives 0
