@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from workbench.agent.tools import Stopped, ToolError
 from workbench.catalog import Task
-from workbench.harness.remote import die_with_parent
+from workbench.harness.child import die_with_parent
 from workbench.harness.sandbox import Launch
 
 # The host is loaded from its file: importing it as workbench.agent.profile_host would run the agent

@@ -29,9 +29,9 @@ from workbench.catalog.task import Task
 from workbench.device import resolve_device
 from workbench.errors import UsageError
 from workbench.harness import policy_static
+from workbench.harness.child import die_with_parent
 from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
 from workbench.harness.reference_cache import ReferenceCache
-from workbench.harness.remote import die_with_parent
 from workbench.harness.report import EvalReport, WorkloadResult
 from workbench.secret_names import SECRET_NAME
 

@@ -25,6 +25,7 @@ import torch
 
 from workbench import paths
 from workbench.harness import sandbox
+from workbench.harness.child import die_with_parent
 from workbench.harness.replies import (
     CallReplyModel,
     ErrorReply,
@@ -364,14 +365,3 @@ class RemoteSolution:
     def capture(self, slots: list[int], outputs: list[dict[str, Any]]) -> list[Violation]:
         reply, _ = self.request({"op": "capture", "slots": slots, "outputs": outputs})
         return list(self._parse(ViolationsReply, reply).violations)
-
-
-def die_with_parent() -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (call in a child before exec)."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from workbench.errors import SessionError
-from workbench.harness.remote import die_with_parent
+from workbench.harness.child import die_with_parent
 from workbench.session.config import SessionConfig
 from workbench.session.events import DriverOutput, Event
 from workbench.session.layout import BRIEF_NAME
