@@ -82,7 +82,6 @@ class CallReply:
     violations: list[Violation]
     outputs: list[OutputDescription]
     mutated: list[str]  # inputs that are not state and changed in the call (checked in the process)
-    host_ms: float = 0.0  # the process's own time for the call, as it reports it (untrusted)
 
 
 @dataclass
@@ -325,7 +324,6 @@ class RemoteSolution:
             violations=list(parsed.violations),
             outputs=list(parsed.outputs),
             mutated=list(parsed.mutated),
-            host_ms=min(parsed.host_ms, wall_ms),
         )
 
     def fetch(self, n_outputs: int, state: list[str]) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
