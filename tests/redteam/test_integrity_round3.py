@@ -156,8 +156,8 @@ import sys, time
 while True:
     line = sys.stdin.readline()
     if line.startswith("spin"):
-        t = time.perf_counter()
-        while time.perf_counter() - t < 0.3:
+        t = time.process_time()
+        while time.process_time() - t < 0.3:
             pass
     elif line.startswith("sleep"):
         time.sleep(0.3)
@@ -185,7 +185,8 @@ def test_host_times_tell_a_busy_process_from_a_sleeping_one() -> None:
         child.wait()
     if measured["spin"] is None:
         pytest.skip("no /proc schedstat on this machine")
-    assert measured["spin"].cpu_ms > 200
+    # The child spins for 300 ms of its own CPU time (not wall time), so a loaded machine cannot shrink it.
+    assert measured["spin"].cpu_ms > 250
     assert measured["sleep"] is not None and measured["sleep"].cpu_ms < 100
 
 
