@@ -43,7 +43,7 @@ import triton  # noqa: E402
 from workbench.catalog import Catalog  # noqa: E402
 from workbench.catalog.modules import import_file  # noqa: E402
 from workbench.catalog.task import CompareRule  # noqa: E402
-from workbench.harness.compare import compare  # noqa: E402
+from workbench.harness.checker.compare import compare  # noqa: E402
 
 Outputs = tuple[torch.Tensor, torch.Tensor]
 GROUP = 128
@@ -105,7 +105,7 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1":
-        from workbench.harness import interpreter_fix
+        from workbench.harness.solution import interpreter_fix
 
         interpreter_fix.install()  # the GPU's FP8 cast, as the harness gives the interpreter
     task = Catalog(REPO / "tasks", REPO / "guidance").task("add_rmsnorm_fp8_quant")

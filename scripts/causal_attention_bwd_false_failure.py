@@ -5,7 +5,7 @@ call), scores with the harness's own compare() and the task's tolerance, one rul
 
 * honest: the fp32 autograd reference, the expert (tasks/causal_attention_bwd/expert.py) and the naive
   two-kernel solution (tests/solutions/causal_attention_bwd_naive.py), both run under the Triton
-  interpreter on the CPU with the harness's exact bfloat16 tl.dot (workbench/harness/interpreter_fix.py);
+  interpreter on the CPU with the harness's exact bfloat16 tl.dot (workbench/harness/solution/interpreter_fix.py);
 * wrong: the red-team cheats (tests/redteam/causal_attention_bwd_cheats/), i.e. the naive kernels with
   one mistake each: delta dropped, the causal mask applied per 32 x 32 block, lse read as base 2, dq
   from the diagonal key block only, and only whole 32-row blocks walked (right wherever 32 divides S).
@@ -34,8 +34,8 @@ import torch  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
 from workbench.catalog.modules import import_file  # noqa: E402
-from workbench.harness import interpreter_fix  # noqa: E402
-from workbench.harness.compare import compare  # noqa: E402
+from workbench.harness.checker.compare import compare  # noqa: E402
+from workbench.harness.solution import interpreter_fix  # noqa: E402
 
 Outputs = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 

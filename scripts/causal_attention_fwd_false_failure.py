@@ -34,8 +34,8 @@ import torch  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
 from workbench.catalog.modules import import_file  # noqa: E402
-from workbench.harness import interpreter_fix  # noqa: E402
-from workbench.harness.compare import compare  # noqa: E402
+from workbench.harness.checker.compare import compare  # noqa: E402
+from workbench.harness.solution import interpreter_fix  # noqa: E402
 
 TILE = 32  # the cheats' key tile
 

@@ -27,7 +27,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from llm.fake_servers import FakeModelServer, ModelTurn, ToolCall  # noqa: E402
 
-from workbench.harness import sandbox  # noqa: E402
+from workbench.harness.host import sandbox  # noqa: E402
 
 KEY = "sk-gpu-campaign-check"
 

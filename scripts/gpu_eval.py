@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from workbench.catalog import Catalog  # noqa: E402
-from workbench.harness.evaluate import evaluate  # noqa: E402
+from workbench.harness.host.evaluate import evaluate  # noqa: E402
 
 task = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")
 import time  # noqa: E402

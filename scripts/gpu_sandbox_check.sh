@@ -18,11 +18,11 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)"
 python3 -c "from workbench.harness import sandbox; print('bwrap:', sandbox.find_bwrap()); print('status:', sandbox.status('cuda'))"
 python3 - <<'PY'
-from workbench.harness import sandbox
+from workbench.harness.host import sandbox
 print("bound beside the system folders:")
 for path in sandbox.interpreter_paths():
     print("  ", path)
-print("solution-side modules:", len(sandbox.module_files(["workbench.harness.solution_host", "workbench.harness.fast_exit"])))
+print("solution-side modules:", len(sandbox.module_files(["workbench.harness.solution.host", "workbench.harness.solution.fast_exit"])))
 PY
 summary='import json, sys; d = json.load(open(sys.argv[1])); print("status:", d["status"], d["message"][:600]); print("sandbox:", d["sandbox"]); [print("  ", w["name"], w["status"], w["latency_ms"], w["speedup"]) for w in d["workloads"]]'
 for mode in on off; do

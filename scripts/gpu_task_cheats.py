@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from workbench.catalog import Catalog  # noqa: E402
-from workbench.harness.evaluate import evaluate  # noqa: E402
+from workbench.harness.host.evaluate import evaluate  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -12,7 +12,7 @@ python3 -c 'import torch, triton, sys; print("python", sys.version.split()[0], "
 echo "== bench harness (5 repeats)"
 timeout 240 python3 - <<'PY'
 import json, time
-from workbench.harness.bench import run_bench
+from workbench.harness.checker.bench import run_bench
 t = time.perf_counter()
 rows = run_bench(5)
 for r in rows:

@@ -23,7 +23,7 @@ from muon_tolerance_study import square_side  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
 from workbench.catalog.modules import import_file  # noqa: E402
-from workbench.harness.compare import compare  # noqa: E402
+from workbench.harness.checker.compare import compare  # noqa: E402
 
 
 def main() -> None:

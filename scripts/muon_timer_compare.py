@@ -22,8 +22,8 @@ import triton
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from workbench.harness.bench import profiled_ms  # noqa: E402
-from workbench.harness.timing import Clocks, CoverPlan, Sleeper, TimingPlan, time_calls  # noqa: E402
+from workbench.harness.checker.bench import profiled_ms  # noqa: E402
+from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper, TimingPlan, time_calls  # noqa: E402
 
 TASK = REPO / "tasks" / "muon_orthogonalize"
 WORKLOADS = {"b32_m2048_n5464": (32, 2048, 5464), "b32_m4096_n11008": (32, 4096, 11008), "b8_m7168_n18432": (8, 7168, 18432)}

@@ -23,7 +23,7 @@ import time
 
 CHILD = """
 import sys, torch
-from workbench.harness.bench import CASES
+from workbench.harness.checker.bench import CASES
 case = CASES[int(sys.argv[1])]
 args = case.make(torch.device("cuda"))
 case.fn(**args)
@@ -80,8 +80,8 @@ def main() -> int:
         return 2
     import torch
 
-    from workbench.harness.bench import CASES
-    from workbench.harness.timing import Clocks, TimingPlan, time_calls
+    from workbench.harness.checker.bench import CASES
+    from workbench.harness.solution.timing import Clocks, TimingPlan, time_calls
 
     clocks = Clocks(time.perf_counter, torch.cuda.Event, torch.cuda.synchronize)
     device = torch.device("cuda")

@@ -33,7 +33,7 @@ import torch  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
 from workbench.catalog.modules import import_file  # noqa: E402
-from workbench.harness.compare import compare  # noqa: E402
+from workbench.harness.checker.compare import compare  # noqa: E402
 
 Outputs = tuple[torch.Tensor, torch.Tensor]
 

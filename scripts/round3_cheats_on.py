@@ -13,7 +13,7 @@ ROOT = Path(sys.argv[1]).resolve()
 sys.path.insert(0, str(ROOT))
 
 from workbench.catalog import Catalog  # noqa: E402
-from workbench.harness.evaluate import evaluate  # noqa: E402
+from workbench.harness.host.evaluate import evaluate  # noqa: E402
 
 CHEATS = sys.argv[2:] or ["timed_address_cache", "padded_null_calls", "leftover_device_work"]
 task = Catalog(ROOT / "tasks", ROOT / "guidance").task("muon_orthogonalize")

@@ -85,7 +85,7 @@ if not __import__("torch").cuda.is_available():
 def interpreter_fixed() -> Iterator[None]:
     """The solution process's interpreter patches (compile for sm_90, bounds checks, libdevice, ...),
     installed in this process for the test and removed after it (tests that run under TRITON_INTERPRET=1)."""
-    from workbench.harness import interpreter_fix
+    from workbench.harness.solution import interpreter_fix
 
     uninstall = interpreter_fix.install()
     try:

@@ -13,8 +13,8 @@ import triton
 
 from workbench.catalog import Catalog
 from workbench.catalog.modules import import_file
-from workbench.harness import interpreter_fix
-from workbench.harness.compare import compare
+from workbench.harness.checker.compare import compare
+from workbench.harness.solution import interpreter_fix
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")

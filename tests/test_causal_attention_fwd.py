@@ -11,7 +11,7 @@ import torch
 
 from workbench.catalog import Catalog
 from workbench.catalog.modules import import_file
-from workbench.harness.compare import compare
+from workbench.harness.checker.compare import compare
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
@@ -26,7 +26,7 @@ naive = import_file(NAIVE, "_test_caf_naive")
 @pytest.fixture
 def exact_bf16_dot() -> Iterator[None]:
     """The harness's interpreter fix (bfloat16 tl.dot operands widened exactly), as in its solution process."""
-    from workbench.harness import interpreter_fix
+    from workbench.harness.solution import interpreter_fix
 
     uninstall = interpreter_fix.install()
     yield

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from workbench.harness.guard import TRITON_DIR, Guard, compare_snapshots, snapshot
+from workbench.harness.solution.guard import TRITON_DIR, Guard, compare_snapshots, snapshot
 
 
 def _triton_frame_caller() -> Any:

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from workbench.catalog import Catalog
 from workbench.cli import app
-from workbench.harness.evaluate import evaluate, worker_env
-from workbench.harness.policy_static import check_source
+from workbench.harness.host.evaluate import evaluate, worker_env
+from workbench.harness.policy.checker import check_source
 
 REPO = Path(__file__).resolve().parent.parent
 TASK = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")
@@ -98,7 +98,7 @@ def _bf16_dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
 def test_interpreter_bf16_dot_is_fixed_inside_the_harness_only() -> None:
     if os.environ.get("TRITON_INTERPRET") != "1":
         pytest.skip("checks the Triton interpreter (set TRITON_INTERPRET=1; the suite's conftest does)")
-    from workbench.harness import interpreter_fix
+    from workbench.harness.solution import interpreter_fix
 
     a = torch.randn(16, 16).to(torch.bfloat16)
     b = torch.randn(16, 16).to(torch.bfloat16)
@@ -125,7 +125,7 @@ def _fp8_cast_kernel(x_ptr, e4_ptr, e5_ptr, N: tl.constexpr):
 def test_interpreter_fp8_casts_round_and_saturate_as_the_gpu_inside_the_harness_only() -> None:
     if os.environ.get("TRITON_INTERPRET") != "1":
         pytest.skip("checks the Triton interpreter (set TRITON_INTERPRET=1; the suite's conftest does)")
-    from workbench.harness import interpreter_fix
+    from workbench.harness.solution import interpreter_fix
 
     # 127.9 rounds up to 128 (a carry out of an odd exponent field: the unpatched interpreter gives 64);
     # 1000 and -1e6 saturate; ties round to even; NaN stays NaN
@@ -159,7 +159,7 @@ def test_interpreter_overflow_checks_are_off_inside_the_harness_only_and_change_
         pytest.skip("checks the Triton interpreter (set TRITON_INTERPRET=1; the suite's conftest does)")
     from triton.runtime import interpreter
 
-    from workbench.harness import interpreter_fix
+    from workbench.harness.solution import interpreter_fix
 
     options = interpreter.interpreter_builder.options
     assert options.sanitize_overflow and not options.debug  # the interpreter's defaults: checked, then dropped
@@ -286,7 +286,7 @@ def test_the_checker_running_out_of_device_memory_is_charged_to_the_solution(tmp
 
 
 def test_task_code_failures_are_the_tasks_except_running_out_of_device_memory() -> None:
-    from workbench.harness.correctness import CheckerOutOfMemory, TaskFault, task_code_failed
+    from workbench.harness.checker.correctness import CheckerOutOfMemory, TaskFault, task_code_failed
 
     fault = task_code_failed("the task's exact(...)", RuntimeError("bug"))
     assert isinstance(fault, TaskFault) and "exact(...) failed: RuntimeError: bug" in str(fault)
@@ -303,7 +303,7 @@ def test_the_worker_processes_end_without_the_interpreters_teardown(tmp_path: Pa
     script = tmp_path / "ends.py"
     script.write_text(
         "import atexit, sys\n"
-        "from workbench.harness.fast_exit import exit_now\n"
+        "from workbench.harness.solution.fast_exit import exit_now\n"
         "atexit.register(lambda: print('teardown ran'))\n"
         "print('said before the end')\n"
         "exit_now(3)\n"

@@ -1,5 +1,5 @@
 """Under the interpreter a kernel's memory accesses stay inside its launch's tensors
-(`workbench/harness/interpreter_bounds.py`): a pointer computed outside them (an integer cast to a
+(`workbench/harness/solution/interpreter_bounds.py`): a pointer computed outside them (an integer cast to a
 pointer, or an offset from a tensor's pointer to a Python object) fails the launch instead of reading
 or writing the solution process's own memory."""
 
@@ -59,8 +59,8 @@ def test_accesses_inside_the_tensors_run(interpreter_fixed: None) -> None:
 
 
 def test_a_pointer_to_a_python_object_is_refused(interpreter_fixed: None) -> None:
-    from workbench.harness.interpreter_bounds import OutOfBoundsAccess
-    from workbench.harness.solution_host import describe_exception
+    from workbench.harness.solution.host import describe_exception
+    from workbench.harness.solution.interpreter_bounds import OutOfBoundsAccess
 
     slot = [None]
     t = torch.zeros(1, dtype=torch.int64)
@@ -86,7 +86,7 @@ def test_the_native_functions_refuse_outside_a_launch(interpreter_fixed: None) -
     import numpy as np
     from triton._C.libtriton import interpreter as native
 
-    from workbench.harness.interpreter_bounds import OutOfBoundsAccess
+    from workbench.harness.solution.interpreter_bounds import OutOfBoundsAccess
 
     slot = [None]
     with pytest.raises(OutOfBoundsAccess, match="outside any kernel launch"):

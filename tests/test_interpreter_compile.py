@@ -63,7 +63,7 @@ def _line_of(text: str) -> int:
 
 
 def test_a_kernel_that_compiles_runs_and_is_compiled_once(interpreter_fixed: None) -> None:
-    from workbench.harness import interpreter_compile
+    from workbench.harness.solution import interpreter_compile
 
     x = torch.randn(100)
     y = torch.empty(100)
@@ -80,8 +80,8 @@ def test_a_kernel_that_compiles_runs_and_is_compiled_once(interpreter_fixed: Non
 
 
 def test_numpy_on_a_tiles_handle_is_a_compile_error_naming_the_kernel_and_line(interpreter_fixed: None) -> None:
-    from workbench.harness.interpreter_compile import CompilationError
-    from workbench.harness.solution_host import describe_exception
+    from workbench.harness.solution.host import describe_exception
+    from workbench.harness.solution.interpreter_compile import CompilationError
 
     x = torch.randn(100)
     y = torch.zeros(100)
@@ -106,7 +106,7 @@ def test_the_kernel_runs_unchecked_without_the_fix() -> None:
 
 
 def test_libdevice_fma_runs_fused_under_the_interpreter(interpreter_fixed: None) -> None:
-    from workbench.harness.interpreter_libdevice import MAPPED
+    from workbench.harness.solution.interpreter_libdevice import MAPPED
 
     # (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 exactly; multiplying then adding in float32 gives 0
     n = 16
@@ -124,7 +124,7 @@ def test_a_kernel_compiles_after_the_plain_interpreter_left_triton_language_patc
     """A kernel run under the plain interpreter (an earlier test, or anything before the fix is installed)
     leaves triton.language.core patched (tl.sum's call patches it and nothing restores it); the compile
     step must still see triton.language as a GPU build does."""
-    from workbench.harness import interpreter_compile, interpreter_fix
+    from workbench.harness.solution import interpreter_compile, interpreter_fix
 
     x = torch.randn(16)
     y = torch.empty(16)

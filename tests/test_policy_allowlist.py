@@ -20,7 +20,7 @@ import pytest
 
 from workbench.harness.policy import generate
 from workbench.harness.policy.allowlist import RESOLVED_JSON, load
-from workbench.harness.policy_static import METACLASS_ATTRIBUTES, SAFE_LIBRARY_BASES, attribute_rule
+from workbench.harness.policy.rules import METACLASS_ATTRIBUTES, SAFE_LIBRARY_BASES, attribute_rule
 
 REPO = Path(__file__).resolve().parent.parent
 DEPTH = 5
@@ -154,8 +154,8 @@ def test_checking_imports_neither_torch_nor_triton() -> None:
     (the time is measured in docs/performance.md, not asserted here)."""
     code = (
         "import sys\n"
-        "from workbench.harness import policy_static\n"
-        "policy_static.check_source(open(sys.argv[1]).read())\n"
+        "from workbench.harness.policy import checker as policy_checker\n"
+        "policy_checker.check_source(open(sys.argv[1]).read())\n"
         "assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'imported torch or triton'\n"
     )
     result = subprocess.run(

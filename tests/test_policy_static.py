@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.harness.policy_static import ALLOWED_IMPORTS, check_source, has_run_function, path_rule
+from workbench.harness.policy.checker import check_source, has_run_function
+from workbench.harness.policy.rules import ALLOWED_IMPORTS, path_rule
 
 REPO = Path(__file__).resolve().parent.parent
 REDTEAM = REPO / "tests" / "redteam"

@@ -9,7 +9,7 @@ import torch
 
 from workbench.catalog import Catalog
 from workbench.catalog.modules import import_file
-from workbench.harness.compare import compare
+from workbench.harness.checker.compare import compare
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")

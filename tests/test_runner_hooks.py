@@ -19,7 +19,7 @@ import pytest
 
 from workbench import paths
 from workbench.catalog import Catalog
-from workbench.harness.report import EvalReport
+from workbench.harness.protocol.report import EvalReport
 from workbench.session.create import create_session
 from workbench.session.drivers import RESULTS_NAME, DriverContext, DriverResult
 from workbench.session.events import (

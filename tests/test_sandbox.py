@@ -1,4 +1,4 @@
-"""The sandbox of solution processes (workbench/harness/sandbox.py): what a sandboxed program can and
+"""The sandbox of solution processes (workbench/harness/host/sandbox.py): what a sandboxed program can and
 cannot do, checked by running `sys.executable -c ...` inside it.
 
 Tests of the real sandbox skip (with the reason) where bubblewrap cannot start on this machine; the
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from workbench import paths
-from workbench.harness import sandbox
+from workbench.harness.host import sandbox
 
 REPO = paths.REPO_ROOT
 _, PROBE = sandbox.wrap(["true"], device="cpu", env={})
@@ -584,7 +584,7 @@ def test_isolated_root_shows_only_what_is_bound(outside_dir: Path) -> None:
     """Nothing of the machine but the system folders, the interpreter and the named files: not the
     repository (but the bound module), not HOME, not a folder nobody named, not /etc."""
     (outside_dir / "notes.txt").write_text("user data")
-    module = REPO / "workbench" / "harness" / "fast_exit.py"
+    module = REPO / "workbench" / "harness" / "solution" / "fast_exit.py"
     done = _isolated_run(
         f"""
         import json, os
@@ -629,12 +629,12 @@ def test_isolated_hidden_path_inside_a_bound_folder_stays_hidden(outside_dir: Pa
 
 @needs_bwrap
 def test_isolated_interpreter_imports_torch_triton_and_the_solution_side() -> None:
-    modules = sandbox.module_files(["workbench.harness.solution_host"])
+    modules = sandbox.module_files(["workbench.harness.solution.host"])
     done = _isolated_run(
         f"""
         import json, sys
         sys.path[:0] = {[str(paths.IMPORT_ROOT), *(p for p in sys.path if p and not Path(p).is_relative_to(REPO))]!r}
-        import torch, triton, workbench.harness.solution_host
+        import torch, triton, workbench.harness.solution.host
         print(json.dumps({{"sum": float(torch.ones(3).sum())}}))
         """,
         readable=modules,
@@ -643,9 +643,9 @@ def test_isolated_interpreter_imports_torch_triton_and_the_solution_side() -> No
 
 
 def test_module_files_follow_the_solution_sides_imports() -> None:
-    files = sandbox.module_files(["workbench.harness.solution_host", "workbench.harness.fast_exit"])
+    files = sandbox.module_files(["workbench.harness.solution.host", "workbench.harness.solution.fast_exit"])
     names = {str(f.relative_to(REPO)) for f in files}
-    for needed in ("workbench/__init__.py", "workbench/harness/__init__.py", "workbench/harness/solution_host.py"):
+    for needed in ("workbench/__init__.py", "workbench/harness/__init__.py", "workbench/harness/solution/host.py"):
         assert needed in names
     for never in ("checker.py", "evaluate.py", "sandbox.py", "remote.py", "paths.py"):
         assert f"workbench/harness/{never}" not in names and f"workbench/{never}" not in names

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.harness import sandbox
+from workbench.harness.host import sandbox
 
 
 @pytest.fixture

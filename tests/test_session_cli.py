@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from workbench import paths
 from workbench.cli import app
 from workbench.errors import UsageError
-from workbench.harness.report import EvalReport
+from workbench.harness.protocol.report import EvalReport
 from workbench.session.diff import revision_diff, revision_shas
 from workbench.session.eventlog import EventWriter, read_log
 from workbench.session.events import (

@@ -67,7 +67,7 @@ def new_session(env: dict[str, str], *args: str) -> dict[str, str]:
 
 def unsandboxed_if_needed() -> tuple[str, ...]:
     """Command sessions run sandboxed; where bubblewrap cannot start here they must say --unsandboxed."""
-    from workbench.harness import sandbox
+    from workbench.harness.host import sandbox
 
     return () if sandbox.status("cpu").kind == "bubblewrap" else ("--unsandboxed",)
 
@@ -319,7 +319,7 @@ PLANTED = "sk-planted-0123456789abcdef"
 def test_a_sandboxed_command_sees_only_its_workspace_and_leaks_no_key(
     env: dict[str, str], tmp_path: Path, tiny_tasks: Path
 ) -> None:
-    from workbench.harness import sandbox
+    from workbench.harness.host import sandbox
 
     if sandbox.status("cpu").kind != "bubblewrap":
         pytest.skip(f"the command sandbox cannot start here: {sandbox.status('cpu').detail}")

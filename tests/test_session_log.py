@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.harness.report import EvalReport, WorkloadResult
+from workbench.harness.protocol.report import EvalReport, WorkloadResult
 from workbench.session.eventlog import EventWriter, LogTail, SessionLocked, read_log
 from workbench.session.events import DriverOutput, EvalFinished, EvalStarted, ModelCall, Revision, Usage
 from workbench.session.state import SessionState

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from workbench.errors import SessionError, UsageError
-from workbench.harness.report import EvalReport, Status
+from workbench.harness.protocol.report import EvalReport, Status
 from workbench.session.eventlog import LOCK_NAME, EventWriter
 from workbench.session.events import DriverOutput
 from workbench.session.export import export_session

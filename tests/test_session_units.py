@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from workbench import paths
 from workbench.catalog import Catalog
 from workbench.cli import app
-from workbench.harness.report import EvalReport, TimingStats, WorkloadResult
+from workbench.harness.protocol.report import EvalReport, TimingStats, WorkloadResult
 from workbench.session.config import SessionConfig, dump_config, load_config, new_session_id, write_config
 from workbench.session.create import create_session
 from workbench.session.evaluation import EvaluationQueue

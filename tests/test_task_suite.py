@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from workbench.catalog import Catalog
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")

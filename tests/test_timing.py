@@ -11,10 +11,10 @@ import pytest
 
 from workbench.catalog import Catalog
 from workbench.cli.eval_cmd import time_line, timing_notes
-from workbench.harness.protocol import ReferenceTiming
-from workbench.harness.reference_cache import ReferenceCache, task_digest
-from workbench.harness.report import EvalReport, TimingStats, WorkloadResult
-from workbench.harness.timing import (
+from workbench.harness.host.reference_cache import ReferenceCache, task_digest
+from workbench.harness.protocol.messages import ReferenceTiming
+from workbench.harness.protocol.report import EvalReport, TimingStats, WorkloadResult
+from workbench.harness.solution.timing import (
     GRAPH_THRESHOLD_MS,
     CallTime,
     Clocks,
@@ -213,7 +213,7 @@ def test_a_damaged_cache_file_is_an_empty_cache(tmp_path: Path, content: str) ->
 
 
 def test_reference_timing_round_trips_through_the_request() -> None:
-    from workbench.harness.protocol import EvalRequest
+    from workbench.harness.protocol.messages import EvalRequest
 
     timing = ReferenceTiming(
         task=TASK.id,

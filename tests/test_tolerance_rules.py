@@ -13,8 +13,8 @@ import pytest
 
 from workbench.catalog import CatalogError
 from workbench.catalog.loader import load_task
-from workbench.harness.devices import expert_floor_ms, peaks_for, reference_floor_ms
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
+from workbench.harness.protocol.devices import expert_floor_ms, peaks_for, reference_floor_ms
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SOLUTION = FIXTURES / "group_quant_solution.py"
@@ -91,7 +91,7 @@ def test_eval_shows_the_fraction_of_each_floor_beside_the_latencies() -> None:
     from rich.console import Console
 
     from workbench.cli.eval_cmd import report_table
-    from workbench.harness.report import EvalReport, TimingStats, WorkloadResult
+    from workbench.harness.protocol.report import EvalReport, TimingStats, WorkloadResult
 
     def stats(ms: float) -> TimingStats:
         return TimingStats(mean_ms=ms, median_ms=ms, min_ms=ms, max_ms=ms, std_ms=0.0, reps=50, rel_sem=0.0, method="events")
@@ -145,7 +145,7 @@ def test_inputs_that_contradict_an_axis_carried_by_a_scalar_are_the_tasks_fault(
 def test_bench_reports_flops_where_compute_binds_the_floor_and_bytes_elsewhere() -> None:
     from workbench.catalog import Catalog
     from workbench.cli.bench_cmd import _rate
-    from workbench.harness.report import TimingStats, WorkloadResult
+    from workbench.harness.protocol.report import TimingStats, WorkloadResult
 
     catalog = Catalog(Path(__file__).resolve().parent.parent / "tasks", Path(__file__).resolve().parent.parent / "guidance")
     task = catalog.task("fp8_block_gemm")

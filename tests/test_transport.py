@@ -8,7 +8,7 @@ import socket
 import pytest
 import torch
 
-from workbench.harness.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
+from workbench.harness.solution.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 
 
 @pytest.fixture

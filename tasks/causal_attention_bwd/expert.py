@@ -56,7 +56,7 @@ L3, launch shape: *causal skip, masked diagonal only, heavy blocks first, per-sh
 
 PyTorch is used only for ``torch.empty`` allocation and shape glue; nothing derived from an input is
 cached across calls.  Under the interpreter the harness widens bfloat16 ``tl.dot`` operands to fp32
-exactly (workbench/harness/interpreter_fix.py); the kernels are the same on both paths.
+exactly (workbench/harness/solution/interpreter_fix.py); the kernels are the same on both paths.
 """
 
 from __future__ import annotations

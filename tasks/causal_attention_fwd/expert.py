@@ -56,7 +56,7 @@ leave the chip:
 
 PyTorch is used only for ``torch.empty`` allocation and shape glue; nothing derived from an
 input is cached across calls.  Under the interpreter the harness widens bfloat16 ``tl.dot``
-operands to fp32 exactly (workbench/harness/interpreter_fix.py); the kernels are the same on
+operands to fp32 exactly (workbench/harness/solution/interpreter_fix.py); the kernels are the same on
 both paths.
 """
 

@@ -74,7 +74,7 @@ L3, low-level: *codes turned into exact floats by bit tricks; nibble planes in r
 
 PyTorch is used only for ``torch.empty`` allocation and shape glue; nothing derived from an input is
 cached across calls.  Under the interpreter the harness widens bfloat16 ``tl.dot`` operands to fp32
-exactly (workbench/harness/interpreter_fix.py); the kernels are the same on both paths.
+exactly (workbench/harness/solution/interpreter_fix.py); the kernels are the same on both paths.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from workbench import paths
 from workbench.agent import AgentDriver
 from workbench.catalog import Catalog
-from workbench.harness.report import EvalReport
+from workbench.harness.protocol.report import EvalReport
 from workbench.llm import Provider
 from workbench.session.create import create_session
 from workbench.session.events import Event

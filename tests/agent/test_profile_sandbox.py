@@ -13,7 +13,7 @@ import pytest
 
 from workbench.agent.profile import PREFIX, SandboxedProfiler
 from workbench.catalog import Catalog
-from workbench.harness import sandbox
+from workbench.harness.host import sandbox
 
 REPO = Path(__file__).resolve().parent.parent.parent
 

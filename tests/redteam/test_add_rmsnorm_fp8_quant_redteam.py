@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.catalog import Catalog
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

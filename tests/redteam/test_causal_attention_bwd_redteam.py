@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from workbench.catalog import Catalog
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
 
 pytestmark = pytest.mark.slow  # every case is a whole evaluation
 

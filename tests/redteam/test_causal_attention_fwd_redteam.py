@@ -22,7 +22,7 @@ import pytest
 
 from workbench.catalog import Catalog
 from workbench.catalog.modules import import_file
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -63,8 +63,8 @@ def test_cheats_are_wrong_by_far_on_fresh_inputs(tmp_path: Path) -> None:
     inputs and NaN/Inf only on the x4-scaled call."""
     import torch
 
-    from workbench.harness import interpreter_fix
-    from workbench.harness.compare import compare
+    from workbench.harness.checker.compare import compare
+    from workbench.harness.solution import interpreter_fix
 
     ref = import_file(TASK.file("reference.py"), "_rt_caf_reference")
     inputs = import_file(TASK.file("inputs.py"), "_rt_caf_inputs")

@@ -19,13 +19,14 @@ import pytest
 from tests.redteam.test_redteam import build
 from workbench.catalog import Catalog
 from workbench.device import resolve_device
-from workbench.harness import EvalReport, host_times
-from workbench.harness.checker import TIMED_TRIALS, TimedCallSampler
-from workbench.harness.crosscheck import NullCalibration, cross_check
-from workbench.harness.evaluate import evaluate
-from workbench.harness.host_times import HostDelta
-from workbench.harness.remote import CallReply
-from workbench.harness.replies import CallReplyModel, ErrorReply, ProtocolViolation, cut_message, parse
+from workbench.harness.checker import host_times
+from workbench.harness.checker.crosscheck import NullCalibration, cross_check
+from workbench.harness.checker.host_times import HostDelta
+from workbench.harness.checker.process import TIMED_TRIALS, TimedCallSampler
+from workbench.harness.checker.remote import CallReply
+from workbench.harness.host.evaluate import evaluate
+from workbench.harness.protocol.replies import CallReplyModel, ErrorReply, ProtocolViolation, cut_message, parse
+from workbench.harness.protocol.report import EvalReport
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -307,8 +308,8 @@ ROUND3_STATIC_ESCAPES = {
 
 @pytest.mark.parametrize("cheat", sorted(ROUND3_STATIC_ESCAPES))
 def test_policy_refuses_round3_static_escapes(cheat: str, tmp_path: Path) -> None:
-    from workbench.harness import policy_static
+    from workbench.harness.policy import checker as policy_checker
 
     path = build(cheat, tmp_path, folder="round3_cheats")
-    violations = policy_static.check_source(path.read_text(), str(path))
+    violations = policy_checker.check_source(path.read_text(), str(path))
     assert ROUND3_STATIC_ESCAPES[cheat] in {v.rule for v in violations}, violations

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from workbench.catalog import Catalog
-from workbench.harness import EvalReport
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
+from workbench.harness.protocol.report import EvalReport
 
 pytestmark = pytest.mark.slow  # every case is a whole evaluation (4-8 s each on a 2-core CPU)
 

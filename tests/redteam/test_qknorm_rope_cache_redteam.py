@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from workbench.catalog import Catalog
-from workbench.harness import EvalReport
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
+from workbench.harness.protocol.report import EvalReport
 
 pytestmark = pytest.mark.slow  # every case is a whole evaluation (5-10 s each on a 2-core CPU)
 

@@ -26,8 +26,9 @@ from typing import Any
 import pytest
 
 from workbench.catalog import Catalog
-from workbench.harness import EvalReport, sandbox
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host import sandbox
+from workbench.harness.host.evaluate import evaluate
+from workbench.harness.protocol.report import EvalReport
 
 pytestmark = pytest.mark.slow  # whole evaluations (a few seconds each on a 2-core CPU)
 

@@ -19,7 +19,7 @@ import pytest
 
 from workbench.catalog import Catalog
 from workbench.catalog.modules import import_file
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -51,8 +51,8 @@ def test_w4a16_gemm_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
 def test_cheats_are_wrong_by_far_on_fresh_inputs(tmp_path: Path) -> None:
     """In process, on a few seeds: every cheat is >= 10x over the bound where it is wrong, and the
     M = 1-only cheat is honest on M = 1 (why the smoke workloads include M > 1)."""
-    from workbench.harness import interpreter_fix
-    from workbench.harness.compare import compare
+    from workbench.harness.checker.compare import compare
+    from workbench.harness.solution import interpreter_fix
 
     ref = import_file(TASK.file("reference.py"), "_rt_w4a16_reference")
     inputs = import_file(TASK.file("inputs.py"), "_rt_w4a16_inputs")

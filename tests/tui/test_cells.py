@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from workbench.harness.report import STATUSES
+from workbench.harness.protocol.report import STATUSES
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionSummary
 from workbench.tui.screens.sessions import COLUMNS, row_cells, visible_columns

@@ -196,7 +196,7 @@ class AgentDriver:
         return DriverResult(reason)
 
     def _toolbox(self, ctx: DriverContext, task: Task) -> ToolBox:
-        from workbench.harness.evaluate import default_workloads
+        from workbench.harness.host.evaluate import default_workloads
 
         config = ctx.config
         device = "cpu" if config.device == "cpu" else "cuda"

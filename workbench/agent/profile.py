@@ -1,7 +1,7 @@
 """The profile tool's back end: the agent's solution profiled in a sandboxed process (GPU sessions only).
 
 The solution is the agent's code, so it runs like the harness's solution process: a fresh interpreter
-started through `workbench.harness.sandbox.isolate` (an empty root with only the system folders, the
+started through `workbench.harness.host.sandbox.isolate` (an empty root with only the system folders, the
 interpreter, the package's modules the profile host imports and a scratch folder bound: no network, a
 clean environment, nothing else of the machine visible), the scratch folder holding copies of the
 solution and the task's inputs.py. The device lock of the sessions root is held meanwhile, so a
@@ -24,10 +24,10 @@ from typing import Any, Protocol
 
 from workbench.agent.tools import Stopped, ToolError
 from workbench.catalog import Task
-from workbench.harness.child import die_with_parent
-from workbench.harness.sandbox import Launch
+from workbench.harness.host.child import die_with_parent
+from workbench.harness.host.sandbox import Launch
 
-# The host is loaded from its file: importing it as workbench.agent.profile_host would run the agent
+# The host is loaded from its file: importing it as workbench.harness.solution.profile_host would run the agent
 # package's __init__ (the whole agent, its data files) in the sandbox, which binds only this one file.
 HOST_FILE = Path(__file__).resolve().parent / "profile_host.py"
 HOST_CODE = (
@@ -72,8 +72,8 @@ class SandboxedProfiler:
 
     def command(self, task: Task, scratch: Path) -> Launch:
         """The sandboxed launch (allow-list: `sandbox.isolate`), as the harness's solution process gets."""
-        from workbench.harness import sandbox
-        from workbench.harness.evaluate import hidden_paths
+        from workbench.harness.host import sandbox
+        from workbench.harness.host.evaluate import hidden_paths
 
         env = self._environment()
         interpreter = sandbox.interpreter_paths(env)

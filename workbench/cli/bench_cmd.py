@@ -14,8 +14,8 @@ from workbench.cli.common import EXIT_FAILED, EXIT_USAGE, GuidanceDir, TasksDir,
 
 if TYPE_CHECKING:
     from workbench.catalog import Task
-    from workbench.harness.devices import DevicePeaks
-    from workbench.harness.report import EvalReport, WorkloadResult
+    from workbench.harness.protocol.devices import DevicePeaks
+    from workbench.harness.protocol.report import EvalReport, WorkloadResult
 
 bench_app = typer.Typer(help="Benchmarks behind docs/performance.md.", no_args_is_help=True)
 
@@ -33,7 +33,7 @@ def bench_harness(
 
     if not torch.cuda.is_available():
         raise fail("bench harness needs a CUDA GPU (none is available here)", EXIT_USAGE)
-    from workbench.harness.bench import run_bench
+    from workbench.harness.checker.bench import run_bench
 
     rows = run_bench(repeats, device, max_time)
     if as_json:
@@ -102,8 +102,8 @@ def bench_tasks(
 
     if not device.startswith("cuda") or not torch.cuda.is_available():
         raise fail("bench tasks needs a CUDA GPU (none is available here)", EXIT_USAGE)
-    from workbench.harness.devices import peaks_for
-    from workbench.harness.evaluate import evaluate
+    from workbench.harness.host.evaluate import evaluate
+    from workbench.harness.protocol.devices import peaks_for
 
     with user_errors():
         cat = catalog(tasks_dir, guidance_dir)

@@ -14,7 +14,7 @@ from rich.table import Table
 from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
 
 if TYPE_CHECKING:
-    from workbench.harness.report import EvalReport
+    from workbench.harness.protocol.report import EvalReport
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -24,7 +24,7 @@ def _fmt(value: float | None, spec: str) -> str:
 def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
     """The harness's `evaluate`, imported when called: it imports torch, which `d2k-workbench --help` and the
     workbench's start do without."""
-    from workbench.harness.evaluate import evaluate as run
+    from workbench.harness.host.evaluate import evaluate as run
 
     return run(*args, **kwargs)
 
@@ -113,7 +113,7 @@ def eval_cmd(
         report = evaluate(task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing)
     if report_path is not None:
         report_path.write_text(report.model_dump_json(indent=2))
-    from workbench.harness.report import FAULT_STATUSES
+    from workbench.harness.protocol.report import FAULT_STATUSES
 
     if report.status in FAULT_STATUSES:  # the task's or the workbench's fault, never the solution's: exit 2
         if as_json:

@@ -1,11 +1,13 @@
-"""Evaluate one solution file on one task: isolation, checks, policy, timing, roofline.
+"""Evaluate one solution file on one task, in three processes.
 
-Imports only the catalog; never sessions, agents or the UI. `evaluate` lives in `workbench.harness.evaluate`
-and is not imported here: it imports torch, and the report types below are read by the CLI, the session
-log and the workbench, which start without torch.
+- ``protocol/``: what the processes share and send each other, with no torch (the report, the checker's
+  request and the replies, device peak figures); read by sessions, scoring and the workbench.
+- ``host/``: the parent side, no torch: ``evaluate()``, the static policy pass, the sandbox, the reference cache.
+- ``checker/``: the trusted checker process (torch): secret inputs, the float64 oracle, correctness,
+  timing, the cross-checks; it starts and drives the solution process.
+- ``solution/``: what runs inside the sandboxed solution process (torch): its host loop, the guard, the
+  timing loop, the Triton-interpreter fixes, the profiler's host.
+- ``policy/``: the static policy: the allow-list (data), its resolver, the scope builder and the checker.
+
+This package's own ``__init__`` imports nothing, so ``workbench.harness.protocol`` loads without torch.
 """
-
-from workbench.device import resolve_device
-from workbench.harness.report import STATUSES, EvalReport, Status, Violation, WorkloadResult
-
-__all__ = ["STATUSES", "EvalReport", "Status", "Violation", "WorkloadResult", "resolve_device"]

@@ -1,6 +1,6 @@
 """Roofline time of a workload: the floor of any honest design (task.toml `[roofline]` `min_flops` and
 `bytes`, the same floor the harness enforces) at the device model's datasheet peaks
-(`workbench.harness.devices`). A passing solution's fraction of it is at most 1 on the device it was
+(`workbench.harness.protocol.devices`). A passing solution's fraction of it is at most 1 on the device it was
 measured on; the report gives the fraction per workload as a diagnostic (the paper leaves a SOL score out).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from workbench.catalog import Catalog, CatalogError, Task
 from workbench.errors import UsageError
-from workbench.harness.devices import expert_floor_ms, peaks_for
+from workbench.harness.protocol.devices import expert_floor_ms, peaks_for
 
 
 class Roofline:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.catalog.guidance import GuidanceConfig
-from workbench.harness.report import EvalReport, Status, WorkloadResult
+from workbench.harness.protocol.report import EvalReport, Status, WorkloadResult
 from workbench.judge.verdict import LEVELS, Level, LevelVerdict, ReviewRecord, VerdictKind, VerdictRecord
 from workbench.scoring.verdicts import js
 from workbench.session.config import load_config, write_config

@@ -186,7 +186,7 @@ def create_session(
     if driver != "command" and unsandboxed:
         raise UsageError("--unsandboxed is only for --driver command")
     if driver == "command" and not unsandboxed:
-        from workbench.harness import sandbox
+        from workbench.harness.host import sandbox
 
         info = sandbox.status(device)
         if info.kind == "none":

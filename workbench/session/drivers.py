@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from workbench.errors import SessionError
-from workbench.harness.child import die_with_parent
+from workbench.harness.host.child import die_with_parent
 from workbench.session.config import SessionConfig
 from workbench.session.events import DriverOutput, Event
 from workbench.session.layout import BRIEF_NAME
@@ -26,7 +26,7 @@ from workbench.session.state import SessionState
 from workbench.session.store import SessionStore
 
 if TYPE_CHECKING:
-    from workbench.harness.sandbox import SandboxInfo
+    from workbench.harness.host.sandbox import SandboxInfo
 
 MAX_OUTPUT_LINE = 4000  # characters of one driver_output line kept in the log
 NOT_REPLAYED = ("task/", BRIEF_NAME, ".gitignore")  # each session writes its own copies of these
@@ -142,7 +142,7 @@ class CommandDriver:
 
     def command_line(self, ctx: DriverContext) -> tuple[list[str], dict[str, str], SandboxInfo]:
         """The process to start, its environment, and how it is confined."""
-        from workbench.harness import sandbox
+        from workbench.harness.host import sandbox
 
         shell = shutil.which("bash") or "/bin/sh"
         argv, env = [shell, "-c", self.command], self.environment(ctx)

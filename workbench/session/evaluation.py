@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.harness.report import EvalReport
+from workbench.harness.protocol.report import EvalReport
 from workbench.session.events import Error, EvalFinished, EvalSkipped, EvalStarted, Event
 
 Evaluator = Callable[[Path], EvalReport]  # solution file -> report (the runner binds task, device, workloads)

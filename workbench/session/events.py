@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from workbench.harness.report import EvalReport
+from workbench.harness.protocol.report import EvalReport
 
 
 class _Event(BaseModel):

@@ -19,9 +19,10 @@ from types import FrameType
 from typing import TypeVar
 
 from workbench.catalog import Catalog, Task
+from workbench.device import resolve_device
 from workbench.errors import SessionError, UsageError
-from workbench.harness import EvalReport, resolve_device
-from workbench.harness.evaluate import evaluate
+from workbench.harness.host.evaluate import evaluate
+from workbench.harness.protocol.report import EvalReport
 from workbench.session.config import SessionConfig, collect_versions, load_config
 from workbench.session.drivers import RESULTS_NAME, CommandDriver, Driver, DriverResult, HumanDriver, ReplayDriver
 from workbench.session.evaluation import EvaluationQueue, Evaluator

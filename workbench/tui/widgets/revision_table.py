@@ -13,7 +13,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from workbench.harness.report import Status
+from workbench.harness.protocol.report import Status
 from workbench.session.format import format_speedup, status_style
 from workbench.session.state import RevisionState, SessionState, WorkloadState
 from workbench.tui.widgets.lines_view import LinesView

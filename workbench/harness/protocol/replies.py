@@ -15,7 +15,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from workbench.harness.report import Violation
+from workbench.harness.protocol.report import Violation
 
 MESSAGE_LINES = 4  # lines of a message from the solution process kept in a report
 MESSAGE_CHARS = 400  # characters of it, at most

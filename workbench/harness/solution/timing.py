@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import torch
 
-from workbench.harness.report import TimingStats
+from workbench.harness.protocol.report import TimingStats
 
 Method = Literal["events", "graph"]
 # Below this events-mode median, an "auto" task is timed by graph replay: each kernel launched from a

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from workbench.harness.report import EvalReport, TimingStats
+from workbench.harness.protocol.report import EvalReport, TimingStats
 
 PROGRESS_PREFIX = "d2k-progress: "
 

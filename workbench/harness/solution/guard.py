@@ -30,7 +30,7 @@ import torch
 import triton
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
-from workbench.harness.report import Violation
+from workbench.harness.protocol.report import Violation
 
 TORCH_DIR = str(Path(torch.__file__).resolve().parent)
 TRITON_DIR = str(Path(triton.__file__).resolve().parent)

@@ -22,8 +22,8 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from workbench.catalog.task import Task
-from workbench.harness.protocol import ReferenceTiming
-from workbench.harness.report import EvalReport
+from workbench.harness.protocol.messages import ReferenceTiming
+from workbench.harness.protocol.report import EvalReport
 
 MAX_AGE_S = 3600.0
 TASK_FILES = ("task.toml", "reference.py", "inputs.py")

@@ -1,4 +1,4 @@
-"""The trusted checker: one fresh process per evaluation (`python -m workbench.harness.checker RESULT_FD`).
+"""The trusted checker: one fresh process per evaluation (`python -m workbench.harness.checker.process RESULT_FD`).
 
 The request (with the per-evaluation secret) arrives on stdin; the report goes back to the parent as
 JSON lines on the pipe RESULT_FD. Neither is a file.
@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from workbench.harness import host_times
-from workbench.harness.crosscheck import NULL_CALLS, NullCalibration, cross_check
-from workbench.harness.host_times import HostDelta
-from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
-from workbench.harness.report import EvalReport, Status, TimingStats, Violation, WorkloadResult, overall_status
-from workbench.harness.timing import (
+from workbench.harness.checker import host_times
+from workbench.harness.checker.crosscheck import NULL_CALLS, NullCalibration, cross_check
+from workbench.harness.checker.host_times import HostDelta
+from workbench.harness.protocol.messages import PROGRESS_PREFIX, EvalRequest, WorkerResult
+from workbench.harness.protocol.report import EvalReport, Status, TimingStats, Violation, WorkloadResult, overall_status
+from workbench.harness.solution.timing import (
     CallTime,
     Clocks,
     CoverPlan,
@@ -46,8 +46,8 @@ from workbench.harness.timing import (
 
 if TYPE_CHECKING:
     from workbench.catalog.task import Task, Workload
-    from workbench.harness.correctness import WorkloadChecker
-    from workbench.harness.remote import RemoteSolution
+    from workbench.harness.checker.correctness import WorkloadChecker
+    from workbench.harness.checker.remote import RemoteSolution
 
 CLOCKS = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchronize=torch.cuda.synchronize)
 REFRESH_TRIAL = 1000  # trial number of the profiled re-check after timing
@@ -116,8 +116,8 @@ def main(argv: list[str]) -> int:
     deadline = time.monotonic() + request.timeout_s
     from workbench.catalog.loader import load_task
     from workbench.catalog.modules import import_file
-    from workbench.harness import policy_static
-    from workbench.harness.remote import RemoteSolution
+    from workbench.harness.checker.remote import RemoteSolution
+    from workbench.harness.policy import checker as policy_checker
 
     device = torch.device(request.device)
     try:
@@ -157,17 +157,17 @@ def main(argv: list[str]) -> int:
 
     source = solution_file.read_text(encoding="utf-8", errors="replace")
     try:
-        static = policy_static.check_source(source, str(solution_file))
+        static = policy_checker.check_source(source, str(solution_file))
     except SyntaxError as exc:
         return finish("compile_error", f"SyntaxError: {exc.msg} (solution.py line {exc.lineno})")
     if static and request.static_policy:
         return finish("policy_violation", static[0].describe(), static)
-    if not policy_static.has_run_function(source):
+    if not policy_checker.has_run_function(source):
         return finish("compile_error", "the solution defines no top-level run(...) function")
 
     idle = None
     if device.type == "cuda" and request.timing:
-        from workbench.harness.timing import busy_probe_ms
+        from workbench.harness.solution.timing import busy_probe_ms
 
         idle = busy_probe_ms(device, CLOCKS)  # the device as no solution process has touched it
     solution = RemoteSolution(solution_file, device, deadline, request.timeout_s, hidden=[Path(p) for p in request.hidden])
@@ -199,8 +199,8 @@ def _evaluate(
     started: float,
     idle_probe_ms: float | None,
 ) -> int:
-    from workbench.harness.correctness import CheckerOutOfMemory, TaskFault, TrialFailure, WorkloadChecker, output_specs
-    from workbench.harness.remote import SolutionFailure
+    from workbench.harness.checker.correctness import CheckerOutOfMemory, TaskFault, TrialFailure, WorkloadChecker, output_specs
+    from workbench.harness.checker.remote import SolutionFailure
 
     timed = device.type == "cuda" and request.timing
     nulls: dict[tuple[str, Method], NullCalibration] = {}
@@ -374,10 +374,10 @@ def time_workload(
     """Time the solution (in its process, cross-checked here); check the sampled calls; the method used.
 
     The reference is timed later (`time_reference`), once the solution process is gone."""
-    from workbench.harness.correctness import TrialFailure
-    from workbench.harness.devices import expert_floor_ms, peaks_for, reference_floor_ms
-    from workbench.harness.remote import SolutionFailure
-    from workbench.harness.timing import capture_graphs
+    from workbench.harness.checker.correctness import TrialFailure
+    from workbench.harness.checker.remote import SolutionFailure
+    from workbench.harness.protocol.devices import expert_floor_ms, peaks_for, reference_floor_ms
+    from workbench.harness.solution.timing import capture_graphs
 
     declared = task.spec.timing.mode
     for slot, k in zip(TIMING_SLOTS, range(len(TIMING_SLOTS)), strict=True):
@@ -480,8 +480,8 @@ def time_reference(
 ) -> None:
     """Time the reference here, with no solution process alive, once the device is as idle as it was
     before the solution process started (`wait_until_idle`); reuse a fresh earlier figure measured so."""
-    from workbench.harness.correctness import task_code_failed
-    from workbench.harness.timing import wait_until_idle
+    from workbench.harness.checker.correctness import task_code_failed
+    from workbench.harness.solution.timing import wait_until_idle
 
     name = checker.workload.name
     with phase(result, "reference_timing"):
@@ -514,6 +514,6 @@ def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    from workbench.harness.fast_exit import exit_now
+    from workbench.harness.solution.fast_exit import exit_now
 
     exit_now(main(sys.argv))

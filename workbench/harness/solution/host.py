@@ -1,6 +1,6 @@
 """The untrusted solution process: imports solution.py and calls `run` when the checker asks.
 
-Started by the checker inside the sandbox (`python -I -m workbench.harness.solution_host FD`, FD one end
+Started by the checker inside the sandbox (`python -I -m workbench.harness.solution.host FD`, FD one end
 of the message channel). It never sees seeds, the per-evaluation secret, reference outputs, the task's
 files or where the verdict is written: it receives input tensors, calls `run` on private device copies
 of them, and hands back output tensors and the inputs as the call left them. Everything it says is
@@ -25,10 +25,10 @@ from typing import Any
 
 import torch
 
-from workbench.harness.guard import CallRecord, Guard, compare_snapshots, snapshot
-from workbench.harness.report import Violation
-from workbench.harness.timing import Clocks, CoverPlan, Sleeper
-from workbench.harness.transport import DTYPES, Channel, ChannelClosed
+from workbench.harness.protocol.report import Violation
+from workbench.harness.solution.guard import CallRecord, Guard, compare_snapshots, snapshot
+from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper
+from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed
 
 PERF_COUNTER = time.perf_counter  # taken before any solution code runs
 MAX_COVER_MS = CoverPlan().max_ms  # a longer cover is a malformed request
@@ -161,7 +161,7 @@ class Host:
             self.flush = torch.empty(2 * l2, dtype=torch.int8, device=self.device)
             self.sleeper = Sleeper(Clocks(PERF_COUNTER, torch.cuda.Event, torch.cuda.synchronize))  # before solution code
         if os.environ.get("TRITON_INTERPRET") == "1":
-            from workbench.harness import interpreter_fix
+            from workbench.harness.solution import interpreter_fix
 
             interpreter_fix.install()
         self.solution_file = str(Path(message["solution"]).resolve())
@@ -436,7 +436,7 @@ def foreign_kernels(profiler: Any, record: CallRecord) -> list[Violation]:
     A kernel is attributed to the outermost aten op on the CPU side that launched it; kernels of the
     allocation and glue ops the policy allows (zeros, zero_, contiguous, clone) are allowed.
     """
-    from workbench.harness.guard import ALLOWED_OPS
+    from workbench.harness.solution.guard import ALLOWED_OPS
 
     launched = set(record.launch_names)
     allowed_by_op: set[str] = set()

@@ -114,7 +114,7 @@ def install() -> Callable[[], None]:
             return original_fp_to_fp(self, src, dst_type, rounding_mode)
         return interpreter.TensorHandle(bits, dst_type.scalar)
 
-    from workbench.harness import interpreter_bounds, interpreter_libdevice
+    from workbench.harness.solution import interpreter_bounds, interpreter_libdevice
 
     builder.create_dot = create_dot
     builder.create_fp_to_fp = create_fp_to_fp
@@ -197,7 +197,7 @@ def _compile_before_interpreting() -> Callable[[], None]:
     interpreter runs it; a kernel that does not compile raises `interpreter_compile.CompilationError`."""
     from triton.runtime import interpreter
 
-    from workbench.harness import interpreter_compile
+    from workbench.harness.solution import interpreter_compile
 
     function = interpreter.InterpretedFunction
     original = function.run

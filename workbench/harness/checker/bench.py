@@ -21,7 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
-from workbench.harness.timing import Clocks, Sleeper, TimingPlan, time_calls
+from workbench.harness.solution.timing import Clocks, Sleeper, TimingPlan, time_calls
 
 
 @triton.jit
@@ -99,7 +99,7 @@ def profiled_ms(fn: Callable[..., None], sets: list[dict[str, Any]], device: tor
     are in it."""
     from torch.profiler import ProfilerActivity, profile
 
-    from workbench.harness.timing import l2_flush_buffer
+    from workbench.harness.solution.timing import l2_flush_buffer
 
     flush = l2_flush_buffer(device)
     for args in sets:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from workbench.harness.host_times import HostDelta
+from workbench.harness.checker.host_times import HostDelta
 
 # Measured on an H200 over the 11 experts' 35 workloads (docs/performance.md, "The wall-clock cross-check"):
 # outside - reported was -0.31 to +0.50 ms with the null calls made before the import, whatever the

@@ -72,7 +72,7 @@ Triton's cache: the caller (remote.py) points TRITON_CACHE_DIR, HOME and TMPDIR 
 or, unsandboxed, into fresh per-evaluation folders it removes afterwards.
 
 Imports only the standard library and `workbench.paths` (no torch; note that importing it as
-`workbench.harness.sandbox` first runs the package's __init__, which does import torch).
+`workbench.harness.host.sandbox` first runs the package's __init__, which does import torch).
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ from typing import Any
 import torch
 
 from workbench import paths
-from workbench.harness import sandbox
-from workbench.harness.child import die_with_parent
-from workbench.harness.replies import (
+from workbench.harness.host import sandbox
+from workbench.harness.host.child import die_with_parent
+from workbench.harness.protocol.replies import (
     CallReplyModel,
     ErrorReply,
     OkReply,
@@ -37,8 +37,8 @@ from workbench.harness.replies import (
     cut_message,
     parse,
 )
-from workbench.harness.report import Violation
-from workbench.harness.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
+from workbench.harness.protocol.report import Violation
+from workbench.harness.solution.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 
 # CUDA_DEVICE_ORDER: the GPU index given below means the same GPU inside as outside (a campaign pins
 # sessions by index in PCI bus order)
@@ -49,10 +49,10 @@ PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", 
 # (2-core development machine; docs/harness.md, "The interpreter").
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 HOST_CODE = (
-    "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution_host import main; "
-    "from workbench.harness.fast_exit import exit_now; exit_now(main(sys.argv))"
+    "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution.host import main; "
+    "from workbench.harness.solution.fast_exit import exit_now; exit_now(main(sys.argv))"
 )
-SOLUTION_MODULES = ("workbench.harness.solution_host", "workbench.harness.fast_exit")  # HOST_CODE's imports
+SOLUTION_MODULES = ("workbench.harness.solution.host", "workbench.harness.solution.fast_exit")  # HOST_CODE's imports
 # Without the sandbox the process gets fresh folders of its own for HOME, TMPDIR and the Triton cache,
 # removed by close(); named like the evaluation's scratch with the checker's pid, so that the next
 # evaluation's stale-scratch sweep (evaluate.remove_stale_scratch) removes them if the checker was killed
@@ -249,7 +249,7 @@ class RemoteSolution:
 
     def pids(self) -> list[int]:
         """The solution's process tree (the sandbox's processes and the interpreter), for /proc readings."""
-        from workbench.harness.host_times import descendants
+        from workbench.harness.checker.host_times import descendants
 
         return descendants(self.process.pid) if self.process is not None else []
 

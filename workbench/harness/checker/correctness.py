@@ -17,10 +17,10 @@ from typing import Any
 import torch
 
 from workbench.catalog.task import ScalarArg, Task, TensorArg, Workload
-from workbench.harness.compare import compare
-from workbench.harness.remote import CallReply, RemoteSolution, SolutionFailure
-from workbench.harness.replies import OutputDescription
-from workbench.harness.report import Status, Violation
+from workbench.harness.checker.compare import compare
+from workbench.harness.checker.remote import CallReply, RemoteSolution, SolutionFailure
+from workbench.harness.protocol.replies import OutputDescription
+from workbench.harness.protocol.report import Status, Violation
 
 DTYPES: dict[str, torch.dtype] = {
     "float64": torch.float64,

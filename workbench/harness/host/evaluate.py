@@ -1,7 +1,7 @@
 """`evaluate(task, solution, device)`: run the checker in a fresh process and return its report.
 
-Two processes per evaluation: the trusted checker (workbench/harness/checker.py), started here, and the
-untrusted solution process it starts in the sandbox (workbench/harness/solution_host.py). The report
+Two processes per evaluation: the trusted checker (workbench/harness/checker/process.py), started here, and the
+untrusted solution process it starts in the sandbox (workbench/harness/solution/host.py). The report
 comes only from the checker, through a file in this process's private scratch folder. The parent
 survives anything either does: a crash, a hang (timeout: the whole process group is killed, and both
 die with their parent), unbounded allocation (an address-space limit on CPU) and CUDA errors all become
@@ -28,11 +28,11 @@ from workbench import paths
 from workbench.catalog.task import Task
 from workbench.device import resolve_device
 from workbench.errors import UsageError
-from workbench.harness import policy_static
-from workbench.harness.child import die_with_parent
-from workbench.harness.protocol import PROGRESS_PREFIX, EvalRequest, WorkerResult
-from workbench.harness.reference_cache import ReferenceCache
-from workbench.harness.report import EvalReport, WorkloadResult
+from workbench.harness.host.child import die_with_parent
+from workbench.harness.host.reference_cache import ReferenceCache
+from workbench.harness.policy import checker as policy_checker
+from workbench.harness.protocol.messages import PROGRESS_PREFIX, EvalRequest, WorkerResult
+from workbench.harness.protocol.report import EvalReport, WorkloadResult
 from workbench.secret_names import SECRET_NAME
 
 # Names of environment variables that hold secrets (also what sessions redact: workbench/session/secrets.py).
@@ -163,7 +163,7 @@ def evaluate(
         result_read, result_write = os.pipe()
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "workbench.harness.checker", str(result_write)],
+                [sys.executable, "-m", "workbench.harness.checker.process", str(result_write)],
                 cwd=scratch,
                 env=worker_env(device),
                 stdin=subprocess.PIPE,
@@ -214,7 +214,7 @@ def _static_refusal(task: Task, solution: Path, device: str) -> EvalReport | Non
     it again before it starts the solution process)."""
     started = time.perf_counter()
     try:
-        found = policy_static.check_source(solution.read_text(encoding="utf-8", errors="replace"), str(solution))
+        found = policy_checker.check_source(solution.read_text(encoding="utf-8", errors="replace"), str(solution))
     except SyntaxError:
         return None  # the checker reports it with its line
     if not found:
