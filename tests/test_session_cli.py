@@ -22,6 +22,7 @@ from workbench import paths
 from workbench.cli import app
 from workbench.errors import UsageError
 from workbench.harness.protocol.report import EvalReport
+from workbench.llm.usage import Usage
 from workbench.session.diff import revision_diff, revision_shas
 from workbench.session.eventlog import EventWriter, read_log
 from workbench.session.events import (
@@ -31,7 +32,6 @@ from workbench.session.events import (
     ModelCall,
     SessionFinished,
     SessionStarted,
-    Usage,
 )
 from workbench.session.layout import SessionRef
 from workbench.session.logs import LogNote, parse_types, session_log

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from workbench.harness.protocol.report import EvalReport, WorkloadResult
+from workbench.llm.usage import Usage
 from workbench.session.eventlog import EventWriter, LogTail, SessionLocked, read_log
-from workbench.session.events import DriverOutput, EvalFinished, EvalStarted, ModelCall, Revision, Usage
+from workbench.session.events import DriverOutput, EvalFinished, EvalStarted, ModelCall, Revision
 from workbench.session.state import SessionState
 
 

@@ -16,6 +16,7 @@ from workbench.agent import AgentDriver, agent_outcome
 from workbench.agent.loop import prompt
 from workbench.agent.testing import ScriptedProvider, call, flat_pricer, last_results, turn
 from workbench.llm import AssistantTurn, Conversation, ProviderError, ToolResultsTurn, UserTurn
+from workbench.llm.usage import Usage
 from workbench.session.events import (
     DriverFinished,
     Error,
@@ -28,7 +29,6 @@ from workbench.session.events import (
     Submission,
     ToolCall,
     ToolResult,
-    Usage,
 )
 from workbench.session.runner import Runner
 from workbench.session.store import SessionStore

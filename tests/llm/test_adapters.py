@@ -19,7 +19,7 @@ from workbench.llm import (
 from workbench.llm import anthropic_messages as am
 from workbench.llm import openai_chat as oc
 from workbench.llm import openai_responses as orr
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 TOOLS = [ToolSpec(name="run", description="Run it.", parameters={"type": "object", "properties": {"n": {"type": "integer"}}})]
 

@@ -8,7 +8,7 @@ import pytest
 
 from workbench.errors import UsageError
 from workbench.llm import UnpricedModel, cost_usd, default_price_table, load_price_table
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 
 def test_table_is_versioned_and_holds_the_usual_models() -> None:

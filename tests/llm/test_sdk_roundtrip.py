@@ -25,7 +25,7 @@ from workbench.llm import (
 from workbench.llm.anthropic_messages import AnthropicProvider, count_cache_breakpoints
 from workbench.llm.openai_chat import OpenAIChatProvider
 from workbench.llm.openai_responses import OpenAIResponsesProvider
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 from .fake_servers import ErrorReply, FakeModelServer, ModelTurn, ToolCall, context_overflow
 

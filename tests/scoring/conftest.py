@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from workbench.llm.usage import Usage
 from workbench.scoring.testing import Step, review, scored_session, timed, verdict
-from workbench.session.events import Usage
 
 MUON = "muon_orthogonalize"
 TOY = "toy_task"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from workbench.llm.usage import Usage
 from workbench.session.config import SessionConfig, load_config, write_config
 from workbench.session.events import (
     EvalFinished,
@@ -20,7 +21,6 @@ from workbench.session.events import (
     SessionStarted,
     ToolCall,
     ToolResult,
-    Usage,
 )
 from workbench.session.layout import SessionRef
 from workbench.session.state import SessionState

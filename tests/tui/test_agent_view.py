@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Static, TabbedContent
 
+from workbench.llm.usage import Usage
 from workbench.session.eventlog import read_log
-from workbench.session.events import ModelCall, ToolCall, ToolResult, Usage
+from workbench.session.events import ModelCall, ToolCall, ToolResult
 from workbench.session.layout import SessionRef
 from workbench.session.testing import write_events
 from workbench.tui.app import WorkbenchApp
@@ -69,8 +70,8 @@ def test_usage_sums_the_model_calls_and_counts_unpriced_ones(context: WorkbenchC
     index.extend(events[10:])  # indexed in two reads, as a live view reads a log
     calls = [n for n, e in enumerate(events, start=1) if isinstance(e, ModelCall)]
     assert index.at(0) == AgentUsage() and index.at(calls[0] - 1).turns == 0
-    assert index.at(calls[0]).cost_usd == pytest.approx(FIRST_TURN_COST) and index.at(calls[0]).uncached_input == 1200
-    assert index.at(calls[1]).cost_usd == pytest.approx(FIRST_TWO_COST) and index.at(calls[1]).cache_read == 2000
+    assert index.at(calls[0]).cost_usd == pytest.approx(FIRST_TURN_COST) and index.at(calls[0]).spend.uncached_input == 1200
+    assert index.at(calls[1]).cost_usd == pytest.approx(FIRST_TWO_COST) and index.at(calls[1]).spend.cache_read == 2000
     assert index.at(len(events)) == usage
     unpriced = AgentUsage.of(read_log(agent_session(context.sessions_dir, "unpriced-one", unpriced=True).log_path).events)
     assert unpriced.cost_text() == "unpriced" and unpriced.cost_cell() == "unpriced" and unpriced.tokens() == TOTALS

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.text import Text
 
 from workbench.harness.protocol.report import STATUSES
+from workbench.llm.usage import Spend
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionSummary
 from workbench.tui.screens.sessions import COLUMNS, row_cells, visible_columns
@@ -38,9 +39,9 @@ def test_a_session_row_and_an_unreadable_one_fill_every_column() -> None:
     assert len(cells) == len(COLUMNS)
     assert cells == [ref.id, "t", "L1", "human", "3", "finished", "passed (r2)", "1.50x", "", "2026-11-30 00:00"]
     cost = COLUMNS.index("cost")  # an agent's: what its calls cost so far, "unpriced", or "-" before the first
-    calls = AgentUsage(turns=2, cost_usd=0.0395)
+    calls = AgentUsage(spend=Spend(calls=2, cost_usd=0.0395))
     assert row_cells(row, running=False, usage=calls)[cost].plain == "$0.0395"
-    assert row_cells(row, running=False, usage=AgentUsage(turns=2, unpriced=2))[cost].plain == "unpriced"
+    assert row_cells(row, running=False, usage=AgentUsage(spend=Spend(calls=2, unpriced_calls=2)))[cost].plain == "unpriced"
     assert row_cells(row, running=False, usage=AgentUsage())[cost].plain == "-"
     assert row_cells(row, running=True)[COLUMNS.index("status")].plain == "running"
     unreadable = row_cells(SessionSummary(ref, problem="session.toml: not valid TOML"), running=False)

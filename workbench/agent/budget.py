@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.errors import UsageError
+from workbench.llm.usage import Usage
 from workbench.session.config import SessionConfig, TokenPrice
-from workbench.session.events import ModelCall, Usage
+from workbench.session.events import ModelCall
 
 Pricer = Callable[[str, Usage], float]  # model, usage -> dollars; raises a UsageError (UnpricedModel) when unknown
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from workbench import paths
 from workbench.llm import AssistantTurn, Conversation, ModelReply, ProviderError, ToolCallRequest, ToolResultsTurn
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 Step = AssistantTurn | ProviderError | Callable[[Conversation], "AssistantTurn | ProviderError"]
 _ids = itertools.count(1)

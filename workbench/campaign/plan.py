@@ -109,7 +109,7 @@ def estimate(campaign: Campaign, unit: Unit) -> UnitEstimate:
     turns); design runs use no GPU; judging adds its own dollars."""
     from workbench.agent.budget import price_pricer
     from workbench.errors import UsageError
-    from workbench.session.events import Usage
+    from workbench.llm.usage import Usage
 
     spec = campaign.spec
     est = spec.estimate

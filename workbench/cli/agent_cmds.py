@@ -72,7 +72,7 @@ class Progress:
             self.cost += event.cost_usd or 0.0
             calls = [str(c.get("name", "?")) for c in event.message.get("tool_calls", [])]
             tools = ", ".join(calls) if calls else "(text only)"
-            tokens = usage.uncached_input + usage.cache_read + usage.cache_write
+            tokens = usage.input_tokens
             cached = f" ({usage.cache_read} cached)" if usage.cache_read else ""
             cost = f"${self.cost:.4f}" if self.priced else "cost n/a"
             line = (

@@ -72,7 +72,7 @@ def verdict_lines(verdict: VerdictRecord) -> list[str]:
     lines.append(f"JS_{verdict.kind} {js}")
     if verdict.model_called:
         cost = f"${verdict.cost_usd:.4f}" if verdict.cost_usd is not None else "cost n/a (model not in the price table)"
-        tokens = verdict.usage.uncached_input + verdict.usage.cache_read + verdict.usage.cache_write
+        tokens = verdict.usage.input_tokens
         calls = f"{len(verdict.calls)} call(s), {len(verdict.reasks)} re-ask(s)"
         lines.append(f"{calls}, {tokens} tokens in / {verdict.usage.output} out, {cost}")
     return lines

@@ -48,7 +48,7 @@ from workbench.llm import (
     call_with_retries,
     cost_usd,
 )
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 MAX_REASKS = 2
 Progress = Callable[[str], None]
@@ -143,16 +143,6 @@ def _call_cost(model: str, usage: Usage) -> float | None:
         return cost_usd(model, usage)
     except UnpricedModel:
         return None
-
-
-def _add(a: Usage, b: Usage) -> Usage:
-    return Usage(
-        uncached_input=a.uncached_input + b.uncached_input,
-        cache_read=a.cache_read + b.cache_read,
-        cache_write=a.cache_write + b.cache_write,
-        output=a.output + b.output,
-        reasoning=a.reasoning + b.reasoning,
-    )
 
 
 def _retry_reporter(retries: list[int], progress: Progress) -> Callable[[int, float, ProviderError], None]:
@@ -282,7 +272,7 @@ def run_judge(
         )
     usage = Usage()
     for call in calls:
-        usage = _add(usage, call.usage)
+        usage = usage + call.usage
     costs = [call.cost_usd for call in calls]
     return VerdictRecord(
         kind=judge_input.kind,

@@ -25,7 +25,7 @@ from typing import Any
 
 from workbench import paths
 from workbench.llm import AssistantTurn, Conversation, ModelReply, ProviderError
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 Step = str | ProviderError | Callable[[Conversation], "str | ProviderError"]
 DEFAULT_USAGE = Usage(uncached_input=9000, output=900)

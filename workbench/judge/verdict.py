@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench.catalog.guidance import LEVELS, Level
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 VerdictKind = Literal["impl", "design"]
 KINDS: tuple[VerdictKind, ...] = ("impl", "design")

@@ -51,7 +51,7 @@ from workbench.llm.openai_chat import (
     wire_dict,
 )
 from workbench.llm.retry import one_line, provider_error, scrub
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 if TYPE_CHECKING:
     import anthropic

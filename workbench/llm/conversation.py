@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 
 class ToolSpec(BaseModel):

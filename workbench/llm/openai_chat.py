@@ -32,7 +32,7 @@ from workbench.llm.conversation import (
     UserTurn,
 )
 from workbench.llm.retry import provider_error
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 if TYPE_CHECKING:
     import openai

@@ -48,7 +48,7 @@ from workbench.llm.openai_chat import (
     wire_dict,
 )
 from workbench.llm.retry import provider_error
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 if TYPE_CHECKING:
     import openai

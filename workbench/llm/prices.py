@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench.errors import UsageError
-from workbench.session.events import Usage
+from workbench.llm.usage import Usage
 
 _PER_TOKEN = 1e-6  # prices are per million tokens
 
@@ -88,5 +88,5 @@ def price_cost(price: ModelPrice, usage: Usage) -> float:
         usage.uncached_input * price.input
         + usage.cache_read * price.cached_input
         + usage.cache_write * price.cache_write
-        + (usage.output + usage.reasoning) * price.output
+        + usage.output_tokens * price.output
     )

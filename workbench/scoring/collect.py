@@ -17,7 +17,8 @@ from pathlib import Path
 
 from workbench.errors import UsageError, WorkbenchError
 from workbench.judge.scores import judgements
-from workbench.scoring.records import Group, JudgeRecord, RevisionRecord, SessionRecord, Tokens, WorkloadRecord
+from workbench.llm.usage import Spend
+from workbench.scoring.records import Group, JudgeRecord, RevisionRecord, SessionRecord, WorkloadRecord
 from workbench.session.config import CONFIG_NAME, load_config
 from workbench.session.eventlog import LOG_NAME, read_log
 from workbench.session.events import Event, ModelCall, Revision
@@ -82,22 +83,8 @@ def _model_of(events: Sequence[Event]) -> str | None:
     return models.most_common(1)[0][0] if models else None
 
 
-def _tokens(events: Iterable[Event]) -> Tokens:
-    total = Tokens()
-    for event in events:
-        if isinstance(event, ModelCall):
-            u = event.usage
-            total += Tokens(
-                uncached_input=u.uncached_input,
-                cache_read=u.cache_read,
-                cache_write=u.cache_write,
-                output=u.output,
-                reasoning=u.reasoning,
-                calls=1,
-                unpriced_calls=0 if event.cost_usd is not None else 1,
-                cost_usd=event.cost_usd or 0.0,
-            )
-    return total
+def _tokens(events: Iterable[Event]) -> Spend:
+    return sum((Spend.of_call(e.usage, e.cost_usd) for e in events if isinstance(e, ModelCall)), Spend())
 
 
 def _judgements(events: Sequence[Event], notes: list[str]) -> list[JudgeRecord]:

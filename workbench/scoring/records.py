@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from workbench.llm.usage import Spend
 from workbench.scoring.verdicts import Level, VerdictKind
 
 
@@ -44,36 +45,6 @@ class RevisionRecord(_Record):
     def timed(self) -> bool:
         """Every workload has a measured latency."""
         return bool(self.workloads) and all(w.latency_ms is not None for w in self.workloads)
-
-
-class Tokens(_Record):
-    """Token buckets of model calls (normalised across providers) and their cost."""
-
-    uncached_input: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    output: int = 0
-    reasoning: int = 0
-    calls: int = 0
-    unpriced_calls: int = 0  # calls recorded without a cost: `cost_usd` is then a lower bound
-    cost_usd: float = 0.0
-
-    def __add__(self, other: Tokens) -> Tokens:
-        return Tokens(
-            uncached_input=self.uncached_input + other.uncached_input,
-            cache_read=self.cache_read + other.cache_read,
-            cache_write=self.cache_write + other.cache_write,
-            output=self.output + other.output,
-            reasoning=self.reasoning + other.reasoning,
-            calls=self.calls + other.calls,
-            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
-            cost_usd=self.cost_usd + other.cost_usd,
-        )
-
-    @property
-    def total(self) -> int:
-        """Every token processed: the three input buckets and the output (reasoning is part of the output)."""
-        return self.uncached_input + self.cache_read + self.cache_write + self.output
 
 
 class JudgeRecord(_Record):
@@ -122,7 +93,7 @@ class SessionRecord(_Record):
     steps: int  # turns taken (agent sessions), else revisions
     revisions: list[RevisionRecord]
     submission_rev: int | None  # the recorded submission (else the runner's rule); None: nothing passed
-    tokens: Tokens = Tokens()
+    tokens: Spend = Spend()
     verdicts: list[JudgeRecord] = []
     notes: list[str] = []  # what the reader had to skip (bad log lines, malformed verdicts)
 

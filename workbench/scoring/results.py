@@ -20,9 +20,10 @@ from pydantic import BaseModel, ConfigDict
 
 from workbench.catalog import CONFIGS, Catalog
 from workbench.errors import UsageError
+from workbench.llm.usage import Spend
 from workbench.scoring import metrics
 from workbench.scoring.baseline import Baseline, check_devices, reference_baseline
-from workbench.scoring.records import Group, SessionRecord, Tokens
+from workbench.scoring.records import Group, SessionRecord
 from workbench.scoring.roofline import Roofline
 from workbench.scoring.verdicts import LEVELS, Level, js, zero_levels
 
@@ -112,7 +113,7 @@ class TokenRow(_Model):
     config: str  # a guidance configuration, or "design"
     sessions: int
     steps: int
-    tokens: Tokens
+    tokens: Spend
 
 
 class OverallScores(_Model):
@@ -381,7 +382,7 @@ def score(
                     config=config,
                     sessions=len(counted),
                     steps=sum(s.steps for s in counted),
-                    tokens=sum((s.tokens for s in counted), Tokens()),
+                    tokens=sum((s.tokens for s in counted), Spend()),
                 )
             )
 
@@ -411,7 +412,7 @@ def score(
                 config="design",
                 sessions=len(latest),
                 steps=sum(r.steps for r in latest.values()),
-                tokens=sum((r.tokens for r in latest.values()), Tokens()),
+                tokens=sum((r.tokens for r in latest.values()), Spend()),
             )
         )
 

@@ -29,8 +29,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from workbench.errors import UsageError
+from workbench.llm.usage import Spend
 from workbench.scoring import metrics
-from workbench.scoring.records import Tokens
 from workbench.scoring.results import Results, p_key
 from workbench.scoring.verdicts import LEVELS
 
@@ -277,14 +277,14 @@ def table6(r: Results) -> Table:
         Column(key="unpriced_calls", title="unpriced calls", kind="int"),
     ]
 
-    def row(label: str, config: str, sessions: int, steps: int, t: Tokens) -> list[Cell]:
+    def row(label: str, config: str, sessions: int, steps: int, t: Spend) -> list[Cell]:
         cost = t.cost_usd if t.calls > t.unpriced_calls else None
         return [label, config, sessions, steps, *(getattr(t, b) for b in TOKEN_BUCKETS), cost, t.unpriced_calls]
 
     rows = [row(t.group, t.config, t.sessions, t.steps, t.tokens) for t in r.tokens]
     for config in dict.fromkeys(t.config for t in r.tokens):
         mine = [t for t in r.tokens if t.config == config]
-        total = sum((t.tokens for t in mine), Tokens())
+        total = sum((t.tokens for t in mine), Spend())
         rows.append(row("total", config, sum(t.sessions for t in mine), sum(t.steps for t in mine), total))
     notes = [
         "tokens of the model calls of the sessions that count (model_call events); reasoning tokens are part of the output",

@@ -20,6 +20,7 @@ from typing import Any
 from workbench.catalog.guidance import GuidanceConfig
 from workbench.harness.protocol.report import EvalReport, Status, WorkloadResult
 from workbench.judge.verdict import LEVELS, Level, LevelVerdict, ReviewRecord, VerdictKind, VerdictRecord
+from workbench.llm.usage import Usage
 from workbench.scoring.verdicts import js
 from workbench.session.config import load_config, write_config
 from workbench.session.events import (
@@ -31,7 +32,6 @@ from workbench.session.events import (
     SessionFinished,
     SessionStarted,
     Submission,
-    Usage,
 )
 from workbench.session.layout import SessionRef
 from workbench.session.state import SessionState, select_submission

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from workbench.harness.protocol.report import EvalReport
+from workbench.llm.usage import Usage
 
 
 class _Event(BaseModel):
@@ -67,16 +68,6 @@ class EvalSkipped(_Event):
     sha: str
     superseded_by: int | None = None
     reason: Literal["superseded", "template"] = "superseded"
-
-
-class Usage(BaseModel):
-    """Tokens of one model call, normalised across providers."""
-
-    uncached_input: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    output: int = 0
-    reasoning: int = 0
 
 
 class ModelCall(_Event):

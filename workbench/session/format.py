@@ -115,7 +115,7 @@ def event_summary(event: Event) -> str:
     if isinstance(event, ModelCall):
         usage = event.usage
         cost = f" ${event.cost_usd:.4f}" if event.cost_usd is not None else ""
-        tokens = usage.uncached_input + usage.cache_read + usage.cache_write
+        tokens = usage.input_tokens
         said = f": {one_line(event.text)}" if event.text else ""
         took = f"{event.latency_s:.1f} s" + (f" {event.stop_reason}" if event.stop_reason else "")
         return f"turn {event.turn} {event.model}: {tokens} in / {usage.output} out{cost} {took}{said}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from rich.text import Text
 
+from workbench.llm.usage import Spend
 from workbench.session.events import (
     DriverOutput,
     Error,
@@ -67,33 +68,30 @@ def format_usd(value: float) -> str:
 class AgentUsage:
     """What the model calls among some events add up to."""
 
-    turns: int = 0  # model calls
-    uncached_input: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    output: int = 0
-    reasoning: int = 0
-    cost_usd: float = 0.0  # the sum of the calls' cost_usd (calls with none add nothing)
-    unpriced: int = 0  # calls with cost_usd None (a model missing from the price table)
+    spend: Spend = field(default_factory=Spend)  # tokens, calls and cost of the model calls (llm.usage: the one sum)
     retries: int = 0
     tool_calls: int = 0
     tool_errors: int = 0  # results with ok false
 
+    @property
+    def turns(self) -> int:
+        """Model calls."""
+        return self.spend.calls
+
+    @property
+    def cost_usd(self) -> float:
+        """The sum of the calls' cost_usd (calls with none add nothing)."""
+        return self.spend.cost_usd
+
+    @property
+    def unpriced(self) -> int:
+        """Calls with cost_usd None (a model missing from the price table)."""
+        return self.spend.unpriced_calls
+
     def add(self, event: Event) -> AgentUsage:
         """This usage with one more event counted (events other than the agent's leave it as it is)."""
         if isinstance(event, ModelCall):
-            usage = event.usage
-            return replace(
-                self,
-                turns=self.turns + 1,
-                uncached_input=self.uncached_input + usage.uncached_input,
-                cache_read=self.cache_read + usage.cache_read,
-                cache_write=self.cache_write + usage.cache_write,
-                output=self.output + usage.output,
-                reasoning=self.reasoning + usage.reasoning,
-                cost_usd=self.cost_usd + (event.cost_usd or 0.0),
-                unpriced=self.unpriced + (event.cost_usd is None),
-            )
+            return replace(self, spend=self.spend + Spend.of_call(event.usage, event.cost_usd))
         if isinstance(event, ModelRetry):
             return replace(self, retries=self.retries + 1)
         if isinstance(event, ToolCall):
@@ -111,7 +109,7 @@ class AgentUsage:
 
     def tokens(self) -> dict[str, int]:
         """Tokens by bucket, in TOKEN_BUCKETS order."""
-        return {name: getattr(self, name) for name, _ in TOKEN_BUCKETS}
+        return {name: getattr(self.spend, name) for name, _ in TOKEN_BUCKETS}
 
     @property
     def priced(self) -> bool:
@@ -149,7 +147,7 @@ def usage_text(usage: AgentUsage, max_turns: int | None) -> Text:
     if usage.retries:
         text.append(f" · retries {usage.retries}", style="yellow")
     text.append("\ntokens ", style="dim")
-    text.append(" · ".join(f"{label} {format_tokens(getattr(usage, name))}" for name, label in TOKEN_BUCKETS))
+    text.append(" · ".join(f"{label} {format_tokens(getattr(usage.spend, name))}" for name, label in TOKEN_BUCKETS))
     return text
 
 
