@@ -29,6 +29,7 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff check workbench tests scripts
 	$(VENV)/bin/ruff format --check workbench tests scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 clean:

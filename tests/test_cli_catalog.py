@@ -86,7 +86,7 @@ def test_tasks_dir_option(tmp_path: Path) -> None:
 def test_one_run_signature_table_serves_the_cli_and_the_workbench() -> None:
     from workbench import paths
     from workbench.catalog import Catalog
-    from workbench.describe import signature_table
+    from workbench.catalog.describe import signature_table
     from workbench.tui.screens import tasks
 
     task = Catalog(paths.tasks_root(), paths.guidance_root()).task("muon_orthogonalize")

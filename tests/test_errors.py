@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.catalog import CatalogError
-from workbench.device import check_device_name, resolve_device
+from workbench.device import check_device_name, cuda_device_count, resolve_device
 from workbench.errors import SessionError, UsageError, WorkbenchError
 from workbench.session.config import ConfigError, SessionConfig, load_config, write_config
 from workbench.session.eventlog import SessionLocked
@@ -53,18 +53,23 @@ def test_good_device_names_pass_without_a_gpu() -> None:
     assert resolve_device("cpu") == "cpu"
 
 
-def test_a_cuda_device_where_there_is_none_is_a_usage_error_suggesting_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    import torch
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+def test_a_cuda_device_where_there_is_none_is_a_usage_error_suggesting_cpu() -> None:
     for name in ("cuda", "cuda:1"):
         with pytest.raises(UsageError, match=r"no CUDA device is available here; use --device cpu"):
-            resolve_device(name)
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
-    assert resolve_device("cuda:1") == "cuda:1"
+            resolve_device(name, count=lambda: 0)
+    assert resolve_device("auto", count=lambda: 0) == "cpu"
+    assert resolve_device("auto", count=lambda: 2) == "cuda"
+    assert resolve_device("cuda:1", count=lambda: 2) == "cuda:1"
     with pytest.raises(UsageError, match=r"this machine has 2 CUDA device\(s\): cuda:0..cuda:1"):
-        resolve_device("cuda:2")
+        resolve_device("cuda:2", count=lambda: 2)
+
+
+def test_the_gpu_count_agrees_with_torch_in_this_process() -> None:
+    """The child-process probe sees what torch would see here (0 on a machine without a GPU)."""
+    import torch
+
+    expected = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    assert cuda_device_count() == expected
 
 
 def _config(**fields: object) -> dict[str, object]:

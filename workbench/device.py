@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 from workbench.errors import UsageError
 
@@ -21,25 +25,39 @@ def check_device_name(device: str) -> str:
     return device
 
 
-def resolve_device(device: str) -> str:
-    """ "auto" -> cuda when a GPU is present, else cpu; a cuda name needs a GPU here."""
-    if device == "auto":
-        import torch
+# Counts the CUDA devices this process would see (CUDA_VISIBLE_DEVICES applies), in a child process: the
+# caller (the CLI, a runner, the workbench) never imports torch nor opens the driver.
+PROBE = "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"
+NVIDIA_NODES = ("/dev/nvidiactl", "/proc/driver/nvidia")
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
+
+def cuda_device_count() -> int:
+    """CUDA devices usable here; 0 at once on a machine with no NVIDIA driver loaded."""
+    if not any(Path(node).exists() for node in NVIDIA_NODES):
+        return 0
+    probe = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, check=False)
+    try:
+        return int(probe.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return 0
+
+
+def resolve_device(device: str, count: Callable[[], int] = cuda_device_count) -> str:
+    """ "auto" -> cuda when a GPU is present, else cpu; a cuda name needs a GPU here. `count`: how the GPUs
+    are counted (a child process by default)."""
+    if device == "auto":
+        return "cuda" if count() > 0 else "cpu"
     check_device_name(device)
     if device.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
+        available = count()
+        if available == 0:
             raise UsageError(
                 f"device {device!r} was asked for but no CUDA device is available here; "
                 "use --device cpu (smoke workloads under the Triton interpreter, no timing)"
             )
         index = int(device.partition(":")[2] or 0)
-        count = torch.cuda.device_count()
-        if index >= count:
+        if index >= available:
             raise UsageError(
-                f"device {device!r} was asked for but this machine has {count} CUDA device(s): cuda:0..cuda:{count - 1}"
+                f"device {device!r} was asked for but this machine has {available} CUDA device(s): cuda:0..cuda:{available - 1}"
             )
     return device

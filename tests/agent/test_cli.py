@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from workbench.agent import set_provider_factory
 from workbench.agent.testing import ScriptedProvider, call, turn
 from workbench.cli import app
+from workbench.cli.common import CliServices
 from workbench.llm import ProviderError
 from workbench.session.config import load_config
 from workbench.session.eventlog import read_log
@@ -25,17 +25,21 @@ KEY = "sk-test-abcdefghijklmnopqrstuvwxyz123456"
 
 @pytest.fixture
 def scripted() -> Iterator[list[ScriptedProvider]]:
-    """Agent sessions in this process get the provider that the test appends (the last one)."""
+    """Agent sessions run by `invoke` get the provider that the test appends (the last one)."""
     made: list[ScriptedProvider] = []
-    previous = set_provider_factory(lambda provider, model, base_url: made[-1])
+    SCRIPTED.append(made)
     yield made
-    set_provider_factory(previous)
+    SCRIPTED.remove(made)
+
+
+SCRIPTED: list[list[ScriptedProvider]] = []  # the running test's providers, if it asked for the fixture
 
 
 def invoke(tmp_path: Path, tasks: Path, *args: str) -> tuple[int, str, str]:
     runner = CliRunner()
     env = {"D2K_SESSIONS_DIR": str(tmp_path / "sessions"), "D2K_TASKS_DIR": str(tasks), "OPENAI_API_KEY": KEY}
-    result = runner.invoke(app, list(args), env=env, catch_exceptions=False)
+    services = CliServices(provider_factory=lambda provider, model, base_url: SCRIPTED[-1][-1]) if SCRIPTED else CliServices()
+    result = runner.invoke(app, list(args), env=env, catch_exceptions=False, obj=services)
     return result.exit_code, result.stdout, result.stderr
 
 

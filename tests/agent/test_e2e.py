@@ -1,5 +1,5 @@
 """Agent sessions end to end on the CPU: the CLI in subprocesses, the scripted Muon model
-(`python -m workbench.agent.testing`, the CLI with agent sessions answered by `muon_script`), the real
+(`python -m workbench.cli.scripted`, the CLI with agent sessions answered by `muon_script`), the real
 runner and the real harness on a small copy of the Muon task."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def env(tmp_path: Path, tiny_tasks: Path) -> dict[str, str]:
 
 def scripted_cli(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "workbench.agent.testing", *args],
+        [sys.executable, "-m", "workbench.cli.scripted", *args],
         env=env,
         capture_output=True,
         text=True,
@@ -96,7 +96,7 @@ def test_a_killed_agent_session_resumes_without_paying_a_turn_twice_or_losing_a_
     session_id, workspace = created.stdout.split()
     log = Path(workspace).parent / "events.jsonl"
     runner = subprocess.Popen(
-        [sys.executable, "-m", "workbench.agent.testing", "session", "run", session_id],
+        [sys.executable, "-m", "workbench.cli.scripted", "session", "run", session_id],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO,
     )  # fmt: skip
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from workbench import paths
 from workbench.agent.budget import Budget, Pricer, check_priced, session_pricer
 from workbench.agent.tools import Mode, Stopped, ToolBox, ToolOutcome, truncate
 from workbench.catalog import Catalog, Task
@@ -42,7 +41,7 @@ from workbench.llm import (
 )
 from workbench.llm.retry import RetryPolicy, call_with_retries
 from workbench.session.config import SessionConfig
-from workbench.session.drivers import DriverContext, DriverResult
+from workbench.session.drivers import DriverContext, DriverFactory, DriverResult
 from workbench.session.events import Error, ModelCall, ModelRetry, ToolCall, ToolResult
 from workbench.session.state import SessionState
 
@@ -81,23 +80,6 @@ def default_provider(provider: str, model: str, base_url: str | None = None) -> 
     from workbench.llm.factory import make_provider
 
     return make_provider(provider, model, base_url=base_url)
-
-
-_provider_factory: ProviderFactory = default_provider
-
-
-def set_provider_factory(factory: ProviderFactory | None) -> ProviderFactory:
-    """Make agent sessions run in this process get their provider from `factory(provider, model, base_url)`
-    (a test's scripted model); None restores the default, the real APIs. Returns the factory it replaces."""
-    global _provider_factory
-    previous = _provider_factory
-    _provider_factory = factory or default_provider
-    return previous
-
-
-def provider_for(provider: str, model: str, base_url: str | None = None) -> Provider:
-    """The provider an agent session gets (WorkbenchError when it cannot be made, e.g. no API key)."""
-    return _provider_factory(provider, model, base_url)
 
 
 @dataclass
@@ -162,12 +144,12 @@ class History:
 class AgentDriver:
     """The built-in agent as a session driver.
 
-    `provider`: the model (default: the session's provider, from `set_provider_factory`'s factory);
+    `provider`: the model (default: `provider_factory(provider, model, base_url)` of the session's fields,
+    the real APIs unless a caller such as a test or the scripted CLI gives another factory);
     `pricer`: dollars per call (default: the shipped price table); `retry_policy`: for
     `workbench.llm.retry.call_with_retries` (default: its default); `sleep`: how retries wait (default:
-    an interruptible wait that ends on stop); `catalog`: where the task is read (default: the roots of
-    workbench.paths); `profiler`: the profile tool's back end (default: the sandboxed torch.profiler run,
-    on GPU sessions only).
+    an interruptible wait that ends on stop); `catalog`: where the task is read; `profiler`: the profile
+    tool's back end (default: the sandboxed torch.profiler run, on GPU sessions only).
     """
 
     name = "agent"
@@ -179,10 +161,12 @@ class AgentDriver:
         pricer: Pricer | None = None,
         retry_policy: RetryPolicy | None = None,
         sleep: Sleep | None = None,
-        catalog: Catalog | None = None,
+        catalog: Catalog,
         profiler: Profiler | None = None,
+        provider_factory: ProviderFactory = default_provider,
     ) -> None:
         self.provider = provider
+        self.provider_factory = provider_factory
         self.pricer = pricer
         self.retry_policy = retry_policy
         self.sleep = sleep
@@ -218,7 +202,7 @@ class AgentDriver:
         try:
             pricer = self.pricer or session_pricer(config)
             priced = check_priced(config.model or "", config.allow_unpriced, config.max_usd, pricer)
-            task = (self.catalog or Catalog(paths.tasks_root(), paths.guidance_root())).task(config.task)
+            task = self.catalog.task(config.task)
             tools = self._toolbox(ctx, task)
         except WorkbenchError as exc:
             return self._fail(ctx, exc.message, f"the agent cannot start: {exc.message}")
@@ -235,7 +219,7 @@ class AgentDriver:
                 history.ended = history.ended or ends
             if history.ended:
                 return DriverResult(history.ended)
-            provider = self.provider or provider_for(config.provider or "", config.model or "", config.base_url)
+            provider = self.provider or self.provider_factory(config.provider or "", config.model or "", config.base_url)
         except Stopped:
             return DriverResult("stopped")
         except WorkbenchError as exc:  # ProviderError or UsageError: no key, unknown provider, ...
@@ -342,9 +326,14 @@ class AgentDriver:
         return ends
 
 
-def agent_driver(config: SessionConfig, catalog: Catalog | None = None) -> AgentDriver:
-    """The driver of an agent session (runner.make_driver); its provider comes from the current factory."""
-    return AgentDriver(catalog=catalog)
+def agent_driver(provider_factory: ProviderFactory = default_provider) -> DriverFactory:
+    """What the runner calls to make an agent session's driver (`Runner(agent=...)`): the built-in agent
+    with its provider from `provider_factory` (the real APIs by default; a test's scripted model)."""
+
+    def make(config: SessionConfig, catalog: Catalog) -> AgentDriver:
+        return AgentDriver(catalog=catalog, provider_factory=provider_factory)
+
+    return make
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ line; this module turns it into the tool's text.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -27,9 +28,10 @@ from workbench.catalog import Task
 from workbench.harness.host.child import die_with_parent
 from workbench.harness.host.sandbox import Launch
 
-# The host is loaded from its file: importing it as workbench.harness.solution.profile_host would run the agent
-# package's __init__ (the whole agent, its data files) in the sandbox, which binds only this one file.
-HOST_FILE = Path(__file__).resolve().parent / "profile_host.py"
+# The host runs in the sandboxed solution process (it loads the agent's solution), so it lives with the
+# solution process's code; it is loaded from its file, the one file the sandbox binds of this package.
+HOST_SPEC = importlib.util.find_spec("workbench.harness.solution.profile_host")  # found, not imported (torch)
+HOST_FILE = Path(HOST_SPEC.origin if HOST_SPEC is not None and HOST_SPEC.origin else "profile_host.py").resolve()
 HOST_CODE = (
     "import sys, importlib.util as u; sys.path[:0] = {path!r}; s = u.spec_from_file_location('profile_host', {host!r}); "
     "m = u.module_from_spec(s); s.loader.exec_module(m); sys.exit(m.main(sys.argv))"
@@ -88,8 +90,7 @@ class SandboxedProfiler:
         return launch
 
     def profile(self, task: Task, solution: Path, workload: str, stop: threading.Event) -> str:
-        from workbench.session.evaluation import device_lock
-        from workbench.session.runner import LOCKS_DIR
+        from workbench.session.evaluation import LOCKS_DIR, device_lock
 
         axes = task.workload(workload).axes
         with device_lock(self.sessions_root / LOCKS_DIR, self.device), tempfile.TemporaryDirectory(prefix="d2k-profile-") as tmp:

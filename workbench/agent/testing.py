@@ -6,7 +6,7 @@
         turn(call("run_tests")),
         turn(call("submit", note="naive kernel")),
     ], usage=Usage(uncached_input=1200, output=300))
-    driver = AgentDriver(provider, pricer=flat_pricer(0.01))          # or: set_provider_factory(lambda c: provider)
+    driver = AgentDriver(provider, pricer=flat_pricer(0.01), catalog=catalog)  # or: Runner(agent=agent_driver(factory))
 
 The reply to a call is the script's step number N, N being the number of assistant turns already in the
 conversation: a resumed session (whose conversation is rebuilt from the log) continues the script where the
@@ -162,19 +162,3 @@ def muon_script(wrong: str | None = None, honest: str | None = None) -> list[Ste
         turn(call("run_tests"), text="Checking the fix."),
         after_check,
     ]
-
-
-def main(argv: list[str] | None = None) -> None:
-    """`python -m workbench.agent.testing ARGS...`: the d2k-workbench CLI, with every agent session in this
-    process answered by the scripted Muon session (`muon_script`), whatever --provider/--model say."""
-    import sys
-
-    from workbench.agent.loop import set_provider_factory
-    from workbench.cli import app
-
-    set_provider_factory(lambda provider, model, base_url: ScriptedProvider(muon_script(), model=model))
-    app(args=list(sys.argv[1:] if argv is None else argv), prog_name="d2k-workbench")
-
-
-if __name__ == "__main__":
-    main()

@@ -133,14 +133,14 @@ def preflight(campaign: Campaign) -> None:
     """Before anything runs: every model's provider can be built (its API key is set) and has a price (its
     own, the table's, or `allow_unpriced`), and so can the judge's. UsageError naming the model otherwise:
     without this, every session of a model with a missing key would fail and use up its retries."""
-    from workbench.agent import provider_for
+    from workbench.agent import default_provider
     from workbench.agent.budget import check_priced, price_pricer
 
     spec = campaign.spec
     for model in spec.models:
         try:
             check_priced(model.model, spec.allow_unpriced, spec.max_usd, price_pricer(model.price))
-            provider_for(model.provider, model.model, model.base_url)
+            default_provider(model.provider, model.model, model.base_url)
         except WorkbenchError as exc:
             raise CampaignError(campaign.path, f"model {model.name}: {exc.message}", key="models") from None
     if spec.judge is not None:

@@ -121,6 +121,7 @@ def ensure_session(campaign: Campaign, catalog: Catalog, unit: Unit, store: Sess
 
 def run_unit(campaign: Campaign, catalog: Catalog, unit: Unit) -> UnitStatus:
     """Create (once) and run or resume the unit's session to its end; returns its status afterwards."""
+    from workbench.agent import agent_driver
     from workbench.session.runner import Runner, stop_on_signals
 
     store = store_for(campaign)
@@ -129,7 +130,7 @@ def run_unit(campaign: Campaign, catalog: Catalog, unit: Unit) -> UnitStatus:
         return before
     ensure_session(campaign, catalog, unit, store)
     ref = store.resolve(unit.session_id)
-    runner = Runner(store, ref, catalog, idle_exit=None, on_event=None)
+    runner = Runner(store, ref, catalog, idle_exit=None, on_event=None, agent=agent_driver())
     with stop_on_signals(runner):
         runner.run()
     return unit_status(campaign, unit, store)

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from workbench.agent import ProviderFactory
 from workbench.budget import DEFAULT_MAX_TURNS
 from workbench.catalog import parse_config
-from workbench.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, write_stdout
+from workbench.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, services, write_stdout
 from workbench.cli.session_cmds import DeviceOpt, SessionsDir, WorkloadOpt, resolve_device_option, run_session, session_errors
 
 if TYPE_CHECKING:
@@ -30,9 +31,10 @@ UnpricedOpt = Annotated[
 ]
 
 
-def _check_agent(provider: str, model: str, base_url: str | None, allow_unpriced: bool, max_usd: float | None) -> None:
+def _check_agent(
+    factory: ProviderFactory, provider: str, model: str, base_url: str | None, allow_unpriced: bool, max_usd: float | None
+) -> None:
     """Before a session is made: the provider can be built (its key is set) and the model has a price."""
-    from workbench.agent import provider_for
     from workbench.agent.budget import check_priced
     from workbench.errors import UsageError
     from workbench.session.config import PROVIDERS
@@ -40,7 +42,7 @@ def _check_agent(provider: str, model: str, base_url: str | None, allow_unpriced
     if provider not in PROVIDERS:
         raise UsageError(f"--provider must be one of: {', '.join(PROVIDERS)} (got {provider!r})")
     check_priced(model, allow_unpriced, max_usd)
-    provider_for(provider, model, base_url)
+    factory(provider, model, base_url)
 
 
 def safe(text: str) -> str:
@@ -108,6 +110,7 @@ def _finish(result: RunResult, session_id: str, design: bool) -> typer.Exit:
 
 
 def _agent_session(
+    factory: ProviderFactory,
     task_id: str,
     *,
     design: bool,
@@ -130,7 +133,7 @@ def _agent_session(
 
     with session_errors():
         config = parse_config(guidance)
-        _check_agent(provider, model, base_url, allow_unpriced, max_usd)
+        _check_agent(factory, provider, model, base_url, allow_unpriced, max_usd)
         store = SessionStore(sessions_dir)
         ref = create_session(
             store,
@@ -151,7 +154,7 @@ def _agent_session(
         )
         write_stdout(f"session {ref.id}\n")
         try:
-            result = run_session(store, ref, tasks_dir, guidance_dir, None, Progress(max_turns))
+            result = run_session(store, ref, tasks_dir, guidance_dir, None, Progress(max_turns), factory)
         except KeyboardInterrupt:
             raise fail(f"interrupted; `d2k-workbench session run {ref.id}` resumes the session", 130) from None
     if design and (ref.workspace / "model_design.json").is_file():
@@ -160,6 +163,7 @@ def _agent_session(
 
 
 def run_cmd(
+    ctx: typer.Context,
     task_id: Annotated[str, typer.Argument(help="Task id.")],
     provider: ProviderOpt,
     model: ModelOpt,
@@ -184,6 +188,7 @@ def run_cmd(
     records the submission; `session run ID` resumes it later.
     """
     _agent_session(
+        services(ctx).provider_factory,
         task_id,
         design=False,
         provider=provider,
@@ -203,6 +208,7 @@ def run_cmd(
 
 
 def design_cmd(
+    ctx: typer.Context,
     task_id: Annotated[str, typer.Argument(help="Task id.")],
     provider: ProviderOpt,
     model: ModelOpt,
@@ -224,6 +230,7 @@ def design_cmd(
     usage or a model provider that failed for good.
     """
     _agent_session(
+        services(ctx).provider_factory,
         task_id,
         design=True,
         provider=provider,

@@ -6,6 +6,7 @@ import inspect
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ import typer
 from rich.console import Console
 
 from workbench import paths
+from workbench.agent import ProviderFactory, default_provider
 from workbench.catalog import Catalog
 from workbench.errors import WorkbenchError
 
@@ -29,6 +31,20 @@ GuidanceDir = Annotated[
     Path | None,
     typer.Option("--guidance-dir", help=f"Root of guidance folders (default: {paths.default_help('guidance')})."),
 ]
+
+
+@dataclass(frozen=True)
+class CliServices:
+    """What the commands get from whoever started the CLI (``app(args, obj=CliServices(...))``): the model
+    providers of agent sessions run in this process. The installed command uses the real APIs; the scripted
+    CLI (``python -m workbench.cli.scripted``) and tests hand in a scripted model."""
+
+    provider_factory: ProviderFactory = default_provider
+
+
+def services(ctx: typer.Context) -> CliServices:
+    """The running command's services (the defaults when none were handed in)."""
+    return ctx.obj if isinstance(ctx.obj, CliServices) else CliServices()
 
 
 def stdout() -> Console:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from workbench.agent import ProviderFactory, agent_driver, default_provider
 from workbench.catalog import parse_config
 from workbench.cli.common import (
     EXIT_FAILED,
@@ -19,6 +20,7 @@ from workbench.cli.common import (
     TasksDir,
     catalog,
     fail,
+    services,
     stderr,
     stdout,
     user_errors,
@@ -88,10 +90,12 @@ def run_session(
     guidance_dir: Path | None,
     idle_exit: float | None,
     on_event: Callable[[Event], None] | None,
+    provider_factory: ProviderFactory = default_provider,
 ) -> RunResult:
     from workbench.session.runner import Runner, stop_on_signals
 
-    runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit, on_event=on_event)
+    agent = agent_driver(provider_factory)
+    runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit, on_event=on_event, agent=agent)
     with stop_on_signals(runner):
         return runner.run()
 
@@ -193,6 +197,7 @@ def new_cmd(
 
 @session_app.command("run")
 def run_cmd(
+    ctx: typer.Context,
     session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
     idle_exit: Annotated[
         float | None,
@@ -219,7 +224,8 @@ def run_cmd(
         store = SessionStore(sessions_dir)
         ref = store.resolve(session_id)
         try:
-            result = run_session(store, ref, tasks_dir, guidance_dir, idle_exit, _print_results if quiet else _print_event)
+            on_event = _print_results if quiet else _print_event
+            result = run_session(store, ref, tasks_dir, guidance_dir, idle_exit, on_event, services(ctx).provider_factory)
         except KeyboardInterrupt:
             raise fail("interrupted; `d2k-workbench session run` resumes the session", 130) from None
     raise _finish(result, store.load(ref).config)

@@ -12,11 +12,12 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
+from workbench.catalog import Catalog
 from workbench.errors import SessionError
 from workbench.harness.host.child import die_with_parent
 from workbench.session.config import SessionConfig
@@ -83,6 +84,11 @@ class Driver(Protocol):
     def run(self, ctx: DriverContext) -> DriverResult:
         """Work until done or until ctx.stop is set. Called again (with the log so far) after a resume."""
         ...
+
+
+# Makes the driver of a session kind that a package above this one provides (the built-in agent):
+# the runner calls it with the session's config and catalogue; `workbench.agent.agent_driver()` is one.
+DriverFactory = Callable[[SessionConfig, Catalog], Driver]
 
 
 class HumanDriver:

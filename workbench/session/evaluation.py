@@ -47,6 +47,9 @@ def physical_device(device: str) -> str | None:
     return f"{socket.gethostname()}-cuda-{physical}"
 
 
+LOCKS_DIR = ".locks"  # under the sessions root: one lock file per device, shared by all runners and profiles
+
+
 @contextmanager
 def device_lock(lock_dir: Path | None, device: str) -> Iterator[None]:
     """Hold an exclusive lock per physical GPU across processes (all runners sharing one sessions root,

@@ -24,8 +24,16 @@ from workbench.errors import SessionError, UsageError
 from workbench.harness.host.evaluate import evaluate
 from workbench.harness.protocol.report import EvalReport
 from workbench.session.config import SessionConfig, collect_versions, load_config
-from workbench.session.drivers import RESULTS_NAME, CommandDriver, Driver, DriverResult, HumanDriver, ReplayDriver
-from workbench.session.evaluation import EvaluationQueue, Evaluator
+from workbench.session.drivers import (
+    RESULTS_NAME,
+    CommandDriver,
+    Driver,
+    DriverFactory,
+    DriverResult,
+    HumanDriver,
+    ReplayDriver,
+)
+from workbench.session.evaluation import LOCKS_DIR, EvaluationQueue, Evaluator
 from workbench.session.eventlog import EventWriter, read_log
 from workbench.session.events import (
     DriverFinished,
@@ -44,7 +52,6 @@ from workbench.session.watcher import Watcher
 from workbench.session.workspace import SecretInWorkspace, Workspace
 
 RESULT_EVENTS = frozenset({"revision", "eval_started", "eval_finished", "eval_skipped", "submission"})
-LOCKS_DIR = ".locks"  # under the sessions root: one lock file per device, shared by all runners
 
 
 @dataclass(frozen=True)
@@ -64,23 +71,22 @@ def make_driver(
     config: SessionConfig,
     store: SessionStore,
     idle_exit: float | None,
-    hidden: list[Path] | None = None,
-    catalog: Catalog | None = None,
+    catalog: Catalog,
+    agent: DriverFactory | None = None,
 ) -> Driver:
-    """`hidden`: more folders a sandboxed command must not see (the catalogue's tasks and guidance);
-    `catalog`: where the agent finds its task (default: the roots of workbench.paths)."""
+    """The driver that config.driver names. A sandboxed command does not see the catalogue's tasks and
+    guidance; `agent` makes agent sessions' drivers (the agent package is above this one and is handed in
+    by the caller: the CLI, a campaign unit, a test)."""
     if config.driver == "human":
         return HumanDriver(idle_exit)
     if config.driver == "command" and config.command:  # SessionConfig requires the command
-        return CommandDriver(config.command, hidden=hidden or [])
+        return CommandDriver(config.command, hidden=[catalog.tasks_dir, catalog.guidance_dir])
     if config.driver == "replay" and config.from_session:  # and the recorded session
         return ReplayDriver(store, config.from_session)
     if config.driver == "agent":
-        # The one place the session package names a package above it, by import at call time: the agent
-        # (workbench/agent) is a Driver like the others and needs the runner, not the other way round.
-        from workbench.agent import agent_driver
-
-        return agent_driver(config, catalog)
+        if agent is None:
+            raise UsageError("this runner cannot run agent sessions: it was started without the agent driver")
+        return agent(config, catalog)
     raise UsageError(f"driver {config.driver!r} cannot be run from the command line yet")
 
 
@@ -106,7 +112,11 @@ def harness_evaluator(
 
 
 class Runner:
-    """Runs one session in this process; it is also the `DriverContext` its driver talks to."""
+    """Runs one session in this process; it is also the `DriverContext` its driver talks to.
+
+    `driver`: the driver to use (default: the one config.driver names, made by `make_driver`); `agent`:
+    makes an agent session's driver (`workbench.agent.agent_driver()`); a runner without it refuses
+    agent sessions."""
 
     def __init__(
         self,
@@ -116,6 +126,7 @@ class Runner:
         *,
         idle_exit: float | None = None,
         driver: Driver | None = None,
+        agent: DriverFactory | None = None,
         evaluator: Evaluator | None = None,
         on_event: Callable[[Event], None] | None = None,
         poll_s: float = 2.0,
@@ -135,6 +146,7 @@ class Runner:
         self.stop_reason = ""
         self._idle_exit = idle_exit
         self._driver = driver
+        self._agent = agent
         self._evaluator = evaluator
         self._on_event = on_event
         self._poll_s = poll_s
@@ -305,9 +317,7 @@ class Runner:
         self._last_activity = time.monotonic()
 
     def _drive(self) -> DriverResult:
-        driver = self._driver or make_driver(
-            self.config, self.store, self._idle_exit, [self.catalog.tasks_dir, self.catalog.guidance_dir], self.catalog
-        )
+        driver = self._driver or make_driver(self.config, self.store, self._idle_exit, self.catalog, self._agent)
         try:
             return driver.run(self)
         except Exception as exc:  # the driver broke: record it, then finish the session normally
