@@ -86,8 +86,8 @@ def _config(**fields: object) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"driver": "command"}, "a command session needs `command`"),
-        ({"driver": "replay"}, "a replay session needs `from_session`"),
+        ({"driver": "command"}, r"driver\.command\.command[:\s]+Field required"),
+        ({"driver": "replay"}, r"driver\.replay\.from_session[:\s]+Field required"),
         ({"device": "tpu"}, "unknown device 'tpu'"),
     ],
 )
@@ -101,7 +101,7 @@ def test_a_session_config_missing_its_drivers_fields_is_refused_by_the_model(
     text = (tmp_path / "session.toml").read_text()
     key, value = next(iter(fields.items()))
     (tmp_path / "session.toml").write_text(
-        text.replace('driver = "human"', f'{key} = "{value}"')
+        text.replace('kind = "human"', f'kind = "{value}"')
         if key == "driver"
         else text.replace('device = "cpu"', f'device = "{value}"')
     )

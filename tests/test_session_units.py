@@ -15,7 +15,15 @@ from workbench import paths
 from workbench.catalog import Catalog
 from workbench.cli import app
 from workbench.harness.protocol.report import EvalReport, TimingStats, WorkloadResult
-from workbench.session.config import SessionConfig, dump_config, load_config, new_session_id, write_config
+from workbench.session.config import (
+    AgentConfig,
+    ConfigError,
+    SessionConfig,
+    dump_config,
+    load_config,
+    new_session_id,
+    write_config,
+)
 from workbench.session.create import create_session
 from workbench.session.evaluation import EvaluationQueue
 from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Event, Revision
@@ -275,3 +283,35 @@ def test_a_burst_of_writes_to_one_file_ends_only_after_the_quiet_time(tmp_path: 
         watcher.stop()
     assert len(bursts) == 1, bursts
     assert bursts[0] == {str(target)}
+
+
+FORMAT_1_AGENT = """format = 1
+id = "20261201-034424-muon_orthogonalize-9866"
+task = "muon_orthogonalize"
+guidance = "none"
+driver = "agent"
+unsandboxed = false
+device = "cpu"
+provider = "openai"
+model = "scripted-muon"
+max_turns = 40
+max_usd = 2.5
+allow_unpriced = true
+agent_mode = "design"
+created = 2026-12-01T03:44:24+00:00
+"""
+
+
+def test_a_format_1_session_toml_reads_as_the_same_settings_and_writes_back_as_format_2(tmp_path: Path) -> None:
+    (tmp_path / "session.toml").write_text(FORMAT_1_AGENT)
+    config = load_config(tmp_path)
+    assert config.agent == AgentConfig(
+        provider="openai", model="scripted-muon", max_turns=40, max_usd=2.5, allow_unpriced=True, mode="design"
+    )
+    assert config.design_mode and config.command is None and config.from_session is None
+    write_config(tmp_path, config)
+    assert load_config(tmp_path) == config and "[driver]" in (tmp_path / "session.toml").read_text()
+    # a format-1 file whose non-agent session carries an agent setting someone set is refused, not dropped
+    (tmp_path / "session.toml").write_text(FORMAT_1_AGENT.replace('driver = "agent"', 'driver = "human"'))
+    with pytest.raises(ConfigError, match="not a setting of the human driver"):
+        load_config(tmp_path)

@@ -13,6 +13,7 @@ from workbench.agent import AgentDriver
 from workbench.catalog import Catalog
 from workbench.harness.protocol.report import EvalReport
 from workbench.llm import Provider
+from workbench.session.config import AgentConfig
 from workbench.session.create import create_session
 from workbench.session.events import Event
 from workbench.session.layout import SessionRef
@@ -57,9 +58,18 @@ class FakeEvaluator:
 
 
 def agent_session(store: SessionStore, **options: Any) -> SessionRef:
-    settings: dict[str, Any] = {"provider": "openai", "model": "scripted-model", "allow_unpriced": True, "device": "cpu"}
-    settings.update(options)
-    return create_session(store, CATALOG, TASK, driver="agent", **settings)
+    """An agent session of the scripted model; `options`: AgentConfig's fields (`agent_mode` for its mode)
+    and create_session's (device, workloads, guidance)."""
+    fields: dict[str, Any] = {"provider": "openai", "model": "scripted-model", "allow_unpriced": True}
+    session: dict[str, Any] = {"device": "cpu"}
+    for name, value in options.items():
+        if name == "agent_mode":
+            fields["mode"] = value
+        elif name in AgentConfig.model_fields:
+            fields[name] = value
+        else:
+            session[name] = value
+    return create_session(store, CATALOG, TASK, driver=AgentConfig(**fields), **session)
 
 
 def run_agent(

@@ -72,7 +72,8 @@ def test_run_exits_2_with_one_line_when_the_provider_fails_for_good(
         if path.is_file() and ".git" not in path.parts:
             assert KEY not in path.read_text(errors="replace"), path
     config = load_config(folder)
-    assert (config.driver, config.provider, config.model, config.agent_mode) == ("agent", "openai", "gpt-4.1", "code")
+    assert config.agent is not None
+    assert (config.driver, config.agent.provider, config.agent.model, config.agent.mode) == ("agent", "openai", "gpt-4.1", "code")
 
 
 def test_run_refuses_bad_usage_before_making_a_session(
@@ -118,7 +119,7 @@ def test_design_command_saves_a_valid_design_and_exits_0(
     folder = only_session(tmp_path)
     assert f"design: {folder / 'workspace' / 'model_design.json'}" in out
     assert json.loads((folder / "workspace" / "model_design.json").read_text())["l1"][0]["id"] == "L1.square_side"
-    assert load_config(folder).agent_mode == "design"
+    assert load_config(folder).design_mode
 
 
 def test_session_new_makes_an_agent_session_that_session_run_runs(
@@ -148,7 +149,9 @@ def test_session_new_makes_an_agent_session_that_session_run_runs(
     assert code == 0, err
     session = json.loads(out)
     config = load_config(Path(session["dir"]))
-    assert (config.provider, config.model, config.max_turns, config.allow_unpriced) == ("openai-responses", "scripted", 3, True)
+    assert config.agent is not None
+    agent = config.agent
+    assert (agent.provider, agent.model, agent.max_turns, agent.allow_unpriced) == ("openai-responses", "scripted", 3, True)
     scripted.append(ScriptedProvider([], then=turn(text="thinking")))  # never submits: 3 turns, exit 1
     code, out, err = invoke(tmp_path, tiny_tasks, "session", "run", session["id"])
     assert code == 1, err

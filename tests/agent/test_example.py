@@ -10,6 +10,7 @@ from workbench.agent import agent_outcome
 from workbench.agent.loop import History
 from workbench.agent.testing import MUON_NAIVE
 from workbench.llm import AssistantTurn, ToolResultsTurn
+from workbench.session.config import ReplayConfig
 from workbench.session.create import create_session
 from workbench.session.drivers import ReplayDriver
 from workbench.session.events import ModelCall, Revision, ToolCall, ToolResult
@@ -29,7 +30,7 @@ def test_the_shipped_agent_session_reads_and_rebuilds_its_conversation() -> None
     store = shipped()
     view = store.load(store.resolve(EXAMPLE))
     assert view.ref.read_only and not view.bad_lines and not view.state.seq_problems
-    assert view.config.driver == "agent" and view.config.model == "scripted-muon"
+    assert view.config.agent is not None and view.config.agent.model == "scripted-muon"
     events = view.events
     assert [c.turn for c in of(events, ModelCall)] == [1, 2, 3, 4, 5, 6, 7]
     calls, results = of(events, ToolCall), of(events, ToolResult)
@@ -59,7 +60,7 @@ def test_the_shipped_agent_session_reads_and_rebuilds_its_conversation() -> None
 
 def test_the_shipped_agent_session_replays(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions", examples=paths.REPO_ROOT / "sessions" / "examples")
-    ref = create_session(store, CATALOG, "muon_orthogonalize", driver="replay", from_session=EXAMPLE, device="cpu")
+    ref = create_session(store, CATALOG, "muon_orthogonalize", driver=ReplayConfig(from_session=EXAMPLE), device="cpu")
     evaluator = FakeEvaluator()
     result = Runner(store, ref, CATALOG, driver=ReplayDriver(store, EXAMPLE), evaluator=evaluator, poll_s=0.2).run()
     revisions = of(store.load(ref).events, Revision)

@@ -44,7 +44,7 @@ def test_a_design_run_submits_a_design_once(tiny_tasks: Path, tmp_path: Path, mo
     assert not any(isinstance(e, EvalStarted) for e in events)  # a design run evaluates nothing
     assert (session / "workspace" / "model_design.json").is_file()
     config = SessionStore(campaign.sessions_dir, examples=None).load(design.session_id).config
-    assert config.agent_mode == "design" and config.device == "cpu" and config.guidance == "L1+L2+L3"
+    assert config.design_mode and config.device == "cpu" and config.guidance == "L1+L2+L3"
     # the other units of the campaign have not started
     others = [u for u in units if u.key != design.key]
     assert {unit_status(campaign, u).state for u in others} == {"pending"}

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.judge.testing import cite, judge_reply, level
-from workbench.session.config import load_config, write_config
+from workbench.session.config import AgentConfig, load_config, write_config
 from workbench.session.events import Event, Revision, SessionStarted
 from workbench.session.layout import SessionRef
 from workbench.session.testing import commit_solutions, finished_session, first_sha, new_session, timed_report, write_events
@@ -73,9 +73,7 @@ def make_design_session(
 ) -> SessionRef:
     """An agent design session whose revision 2 wrote model_design.json (written unsorted, as the agent does)."""
     ref = new_session(root, TASK, "", session_id=session_id, created=CREATED, solution_path="BRIEF.md")
-    config = load_config(ref.dir).model_copy(
-        update={"driver": "agent", "command": None, "provider": "openai", "model": "m", "agent_mode": "design"}
-    )
+    config = load_config(ref.dir).model_copy(update={"driver_config": AgentConfig(provider="openai", model="m", mode="design")})
     write_config(ref.dir, config)
     events: list[Event] = [
         SessionStarted(task=TASK, guidance="none", driver="agent", device="cpu"),

@@ -14,7 +14,7 @@ import pytest
 from textual.containers import Vertical
 from textual.widgets import Checkbox, Input, Select, SelectionList, Static
 
-from workbench.session.config import DEFAULT_MAX_TURNS, load_config
+from workbench.session.config import DEFAULT_MAX_TURNS, CommandConfig, load_config
 from workbench.session.layout import SessionRef
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.context import DEFAULT_IDLE_EXIT_MIN, WorkbenchContext
@@ -72,7 +72,7 @@ async def test_tab_reaches_every_field_the_command_one_included(make_app: Callab
             await pilot.press("tab")
         await pilot.press(*"echo hi")  # typing a command picks the command driver
         assert dialog.query_one("#launch-driver", Select).value == "command"
-        assert dialog.request().command == "echo hi"
+        assert dialog.request().settings == CommandConfig(command="echo hi")
         dialog.query_one("#launch-driver", Select).value = "human"
         dialog.query_one("#launch-driver", Select).focus()
         await pilot.press("enter", "down", "enter")  # choosing the command driver moves on to its field
@@ -225,8 +225,10 @@ async def test_the_agent_driver_creates_an_agent_session_with_the_chosen_fields(
         assert len(started) == 1
         ref, idle_exit_s = started[0]
         config = load_config(ref.dir)
-        assert (config.driver, config.provider, config.model, config.base_url) == ("agent", "anthropic", "claude-test-1", None)
-        assert (config.max_turns, config.max_usd, config.allow_unpriced, config.agent_mode) == (25, 2.5, True, "design")
+        agent = config.agent
+        assert agent is not None and config.driver == "agent"
+        assert (agent.provider, agent.model, agent.base_url) == ("anthropic", "claude-test-1", None)
+        assert (agent.max_turns, agent.max_usd, agent.allow_unpriced, agent.mode) == (25, 2.5, True, "design")
         assert idle_exit_s is None
         assert SECRET not in (ref.dir / "session.toml").read_text(encoding="utf-8")
         assert any("the agent (anthropic claude-test-1, up to 25 turns)" in text for text in notices(app))
@@ -285,7 +287,8 @@ async def test_bad_agent_fields_are_refused_in_the_dialog(make_app: Callable[[],
         dialog.query_one("#launch-turns", Input).value = ""  # empty: the default budget
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert len(started) == 1 and load_config(started[0][0].dir).max_turns == DEFAULT_MAX_TURNS
+        agent = load_config(started[0][0].dir).agent
+        assert len(started) == 1 and agent is not None and agent.max_turns == DEFAULT_MAX_TURNS
 
 
 @pytest.mark.asyncio
@@ -317,6 +320,7 @@ async def test_a_missing_key_is_warned_about_but_does_not_block(
         await settle(pilot)
         assert len(started) == 1
         config = load_config(started[0][0].dir)
-        assert (config.provider, config.model, config.base_url) == ("openai", "gpt-test", None)
+        assert config.agent is not None
+        assert (config.agent.provider, config.agent.model, config.agent.base_url) == ("openai", "gpt-test", None)
         assert any("OPENAI_API_KEY is not set" in text for text in notices(app))
         assert not any(SECRET in text for text in notices(app))

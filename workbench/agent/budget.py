@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from workbench.errors import UsageError
 from workbench.llm.usage import Usage
-from workbench.session.config import SessionConfig, TokenPrice
+from workbench.session.config import AgentConfig, TokenPrice
 from workbench.session.events import ModelCall
 
 Pricer = Callable[[str, Usage], float]  # model, usage -> dollars; raises a UsageError (UnpricedModel) when unknown
@@ -32,9 +32,9 @@ def table_pricer() -> Pricer:
     return price
 
 
-def session_pricer(config: SessionConfig) -> Pricer:
+def session_pricer(agent: AgentConfig) -> Pricer:
     """The session's own price (a campaign's model entry) when it has one, else the shipped table."""
-    return price_pricer(config.price)
+    return price_pricer(agent.price)
 
 
 def price_pricer(given: TokenPrice | None) -> Pricer:
@@ -78,10 +78,10 @@ class Budget:
     spent_usd: float = 0.0
 
     @classmethod
-    def resumed(cls, config: SessionConfig, calls: list[ModelCall]) -> Budget:
+    def resumed(cls, agent: AgentConfig, calls: list[ModelCall]) -> Budget:
         return cls(
-            max_turns=config.max_turns,
-            max_usd=config.max_usd,
+            max_turns=agent.max_turns,
+            max_usd=agent.max_usd,
             turns_used=len(calls),
             spent_usd=sum(c.cost_usd or 0.0 for c in calls),
         )

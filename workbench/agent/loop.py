@@ -40,7 +40,7 @@ from workbench.llm import (
     UserTurn,
 )
 from workbench.llm.retry import RetryPolicy, call_with_retries
-from workbench.session.config import SessionConfig
+from workbench.session.config import AgentConfig, SessionConfig
 from workbench.session.drivers import DriverContext, DriverFactory, DriverResult
 from workbench.session.events import Error, ModelCall, ModelRetry, ToolCall, ToolResult
 from workbench.session.state import SessionState
@@ -95,7 +95,7 @@ class History:
     ended: str | None = None
 
     @classmethod
-    def from_state(cls, state: SessionState, config: SessionConfig) -> History:
+    def from_state(cls, state: SessionState, agent: AgentConfig) -> History:
         history = cls()
         results: dict[tuple[int, str], list[ToolResult]] = {}
         for result in state.tool_results:
@@ -109,7 +109,7 @@ class History:
             history.messages.append(turn)
             history.last_turn = model_call.turn
             if not turn.tool_calls:
-                history.messages.append(UserTurn(text=reminder(config.max_turns - model_call.turn, config.agent_mode)))
+                history.messages.append(UserTurn(text=reminder(agent.max_turns - model_call.turn, agent.mode)))
                 continue
             last = index == len(calls) - 1
             done: list[ToolOutput | None] = []
@@ -187,27 +187,31 @@ class AgentDriver:
         workloads = list(config.workloads or default_workloads(task, device))
         registered = [w.name for w in task.spec.workloads]
         profiler = self.profiler
-        if profiler is None and device != "cpu" and config.agent_mode == "code":
+        mode = config.agent.mode if config.agent is not None else "code"
+        if profiler is None and device != "cpu" and mode == "code":
             from workbench.agent.profile import SandboxedProfiler
 
             profiler = SandboxedProfiler(config.device, ctx.session_dir.parent)
-        return ToolBox(ctx, config.agent_mode, workloads, task, profiler, registered)
+        return ToolBox(ctx, mode, workloads, task, profiler, registered)
 
     # ---- the run ---------------------------------------------------------------------------------
 
     def run(self, ctx: DriverContext) -> DriverResult:
         config = ctx.config
-        history = History.from_state(ctx.state(), config)
-        budget = Budget.resumed(config, ctx.state().model_calls)
+        agent = config.agent
+        if agent is None:
+            return self._fail(ctx, f"a {config.driver} session has no agent settings", "the agent cannot start")
+        history = History.from_state(ctx.state(), agent)
+        budget = Budget.resumed(agent, ctx.state().model_calls)
         try:
-            pricer = self.pricer or session_pricer(config)
-            priced = check_priced(config.model or "", config.allow_unpriced, config.max_usd, pricer)
+            pricer = self.pricer or session_pricer(agent)
+            priced = check_priced(agent.model, agent.allow_unpriced, agent.max_usd, pricer)
             task = self.catalog.task(config.task)
             tools = self._toolbox(ctx, task)
         except WorkbenchError as exc:
             return self._fail(ctx, exc.message, f"the agent cannot start: {exc.message}")
         conversation = Conversation(
-            system=prompt(config.agent_mode),
+            system=prompt(agent.mode),
             tools=tools.specs,
             messages=[UserTurn(text=ctx.brief), *history.messages],
             cache_key=config.id,
@@ -219,7 +223,7 @@ class AgentDriver:
                 history.ended = history.ended or ends
             if history.ended:
                 return DriverResult(history.ended)
-            provider = self.provider or self.provider_factory(config.provider or "", config.model or "", config.base_url)
+            provider = self.provider or self.provider_factory(agent.provider, agent.model, agent.base_url)
         except Stopped:
             return DriverResult("stopped")
         except WorkbenchError as exc:  # ProviderError or UsageError: no key, unknown provider, ...
@@ -241,7 +245,7 @@ class AgentDriver:
                 return self._fail(
                     ctx, f"the model call failed{status}: {exc.message}", f"the model provider failed: {exc.message}"
                 )
-            cost = self._cost(pricer, config.model or reply.model, reply, priced)
+            cost = self._cost(pricer, agent.model or reply.model, reply, priced)
             budget.charge(cost)
             ctx.emit(
                 ModelCall(
@@ -257,7 +261,7 @@ class AgentDriver:
             )
             conversation.messages.append(reply.turn)
             if not reply.turn.tool_calls:
-                conversation.messages.append(UserTurn(text=reminder(budget.turns_left, config.agent_mode)))
+                conversation.messages.append(UserTurn(text=reminder(budget.turns_left, agent.mode)))
                 continue
             calls = list(reply.turn.tool_calls)
             done: list[ToolOutput | None] = [None] * len(calls)

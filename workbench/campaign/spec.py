@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from workbench.catalog.guidance import CONFIGS, GuidanceConfig
 from workbench.errors import WorkbenchError
-from workbench.session.config import ID_PATTERN, PROVIDERS, ProviderName, TokenPrice
+from workbench.session.config import DEFAULT_MAX_TURNS, ID_PATTERN, PROVIDERS, AgentConfig, AgentMode, ProviderName, TokenPrice
 
 PAPER_CONFIGS: tuple[GuidanceConfig, ...] = ("none", "L1+L2+L3")  # the paper's main comparison
 
@@ -111,7 +111,7 @@ class CampaignSpec(BaseModel):
     tasks: Literal["all"] | list[str] | CategoryFilter = "all"
     guidance: list[GuidanceConfig] = Field(default_factory=lambda: list(PAPER_CONFIGS), min_length=1)
     repetitions: int = Field(default=1, ge=1, le=100)
-    max_turns: int = Field(default=350, ge=1)
+    max_turns: int = Field(default=DEFAULT_MAX_TURNS, ge=1)
     max_usd: float | None = Field(default=None, gt=0)
     allow_unpriced: bool = False
     design_runs: bool = False
@@ -126,6 +126,20 @@ class CampaignSpec(BaseModel):
     workloads: list[str] | None = None  # None: the harness default for the device
     eval_timeout_s: float | None = Field(default=None, gt=0)
     estimate: Estimate = Estimate()
+
+    def agent_config(self, model: ModelEntry, mode: AgentMode) -> AgentConfig:
+        """The agent settings of this campaign's sessions of `model`: its provider and price, the
+        campaign's budget."""
+        return AgentConfig(
+            provider=model.provider,
+            model=model.model,
+            base_url=model.base_url,
+            price=model.price,
+            max_turns=self.max_turns,
+            max_usd=self.max_usd,
+            allow_unpriced=self.allow_unpriced,
+            mode=mode,
+        )
 
     @field_validator("guidance")
     @classmethod

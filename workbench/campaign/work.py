@@ -101,19 +101,11 @@ def ensure_session(campaign: Campaign, catalog: Catalog, unit: Unit, store: Sess
             catalog,
             unit.task,
             guidance=unit.guidance,
-            driver="agent",
+            driver=spec.agent_config(unit.model, unit.kind),
             device="cpu" if spec.device == "cpu" or not unit.needs_gpu else "cuda",
             workloads=spec.workloads if unit.needs_gpu else None,
             eval_timeout_s=spec.eval_timeout_s,
-            provider=unit.model.provider,
-            model=unit.model.model,
-            base_url=unit.model.base_url,
-            max_turns=spec.max_turns,
-            max_usd=spec.max_usd,
-            allow_unpriced=spec.allow_unpriced,
-            agent_mode=unit.kind,
             session_id=unit.session_id,
-            price=unit.model.price,
         )
     except FileExistsError:
         return  # another worker made it first: run that one

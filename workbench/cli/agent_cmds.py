@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from workbench.agent import ProviderFactory
-from workbench.budget import DEFAULT_MAX_TURNS
+from workbench.agent.budget import check_priced
 from workbench.catalog import parse_config
 from workbench.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, services, write_stdout
 from workbench.cli.session_cmds import DeviceOpt, SessionsDir, WorkloadOpt, resolve_device_option, run_session, session_errors
+from workbench.session.config import DEFAULT_MAX_TURNS, AgentConfig
+from workbench.session.create import create_session
+from workbench.session.options import agent_from_options
+from workbench.session.store import SessionStore
 
 if TYPE_CHECKING:
     from workbench.session.events import Event
@@ -31,18 +35,10 @@ UnpricedOpt = Annotated[
 ]
 
 
-def _check_agent(
-    factory: ProviderFactory, provider: str, model: str, base_url: str | None, allow_unpriced: bool, max_usd: float | None
-) -> None:
+def _check_agent(factory: ProviderFactory, agent: AgentConfig) -> None:
     """Before a session is made: the provider can be built (its key is set) and the model has a price."""
-    from workbench.agent.budget import check_priced
-    from workbench.errors import UsageError
-    from workbench.session.config import PROVIDERS
-
-    if provider not in PROVIDERS:
-        raise UsageError(f"--provider must be one of: {', '.join(PROVIDERS)} (got {provider!r})")
-    check_priced(model, allow_unpriced, max_usd)
-    factory(provider, model, base_url)
+    check_priced(agent.model, agent.allow_unpriced, agent.max_usd)
+    factory(agent.provider, agent.model, agent.base_url)
 
 
 def safe(text: str) -> str:
@@ -112,15 +108,9 @@ def _finish(result: RunResult, session_id: str, design: bool) -> typer.Exit:
 def _agent_session(
     factory: ProviderFactory,
     task_id: str,
+    options: dict[str, Any],
     *,
-    design: bool,
-    provider: str,
-    model: str,
-    base_url: str | None,
     guidance: str,
-    max_turns: int,
-    max_usd: float | None,
-    allow_unpriced: bool,
     device: str,
     workload: list[str] | None,
     eval_timeout: float | None,
@@ -128,33 +118,27 @@ def _agent_session(
     tasks_dir: Path | None,
     guidance_dir: Path | None,
 ) -> None:
-    from workbench.session.create import create_session
-    from workbench.session.store import SessionStore
-
+    """Build the agent's settings once from `options` (validated, errors naming the option), check the
+    provider and price, create the session and run it to its end."""
     with session_errors():
+        agent = agent_from_options(options)
+        design = agent.mode == "design"
         config = parse_config(guidance)
-        _check_agent(factory, provider, model, base_url, allow_unpriced, max_usd)
+        _check_agent(factory, agent)
         store = SessionStore(sessions_dir)
         ref = create_session(
             store,
             catalog(tasks_dir, guidance_dir),
             task_id,
             guidance=config,
-            driver="agent",
+            driver=agent,
             device=device,
             workloads=workload or None,
             eval_timeout_s=eval_timeout,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            max_turns=max_turns,
-            max_usd=max_usd,
-            allow_unpriced=allow_unpriced,
-            agent_mode="design" if design else "code",
         )
         write_stdout(f"session {ref.id}\n")
         try:
-            result = run_session(store, ref, tasks_dir, guidance_dir, None, Progress(max_turns), factory)
+            result = run_session(store, ref, tasks_dir, guidance_dir, None, Progress(agent.max_turns), factory)
         except KeyboardInterrupt:
             raise fail(f"interrupted; `d2k-workbench session run {ref.id}` resumes the session", 130) from None
     if design and (ref.workspace / "model_design.json").is_file():
@@ -187,17 +171,13 @@ def run_cmd(
     for good (bad key, unknown model; `session run ID` resumes after a fix). Ctrl-C stops the agent and
     records the submission; `session run ID` resumes it later.
     """
+    options: dict[str, Any] = {"provider": provider, "model": model, "base_url": base_url, "max_turns": max_turns}
+    options |= {"max_usd": max_usd, "allow_unpriced": allow_unpriced}
     _agent_session(
         services(ctx).provider_factory,
         task_id,
-        design=False,
-        provider=provider,
-        model=model,
-        base_url=base_url,
+        options,
         guidance=guidance,
-        max_turns=max_turns,
-        max_usd=max_usd,
-        allow_unpriced=allow_unpriced,
         device=resolve_device_option(device),
         workload=workload,
         eval_timeout=eval_timeout,
@@ -229,17 +209,13 @@ def design_cmd(
     Exit code 0 when a valid design was submitted, 1 when none was (turns or dollars used up), 2 for bad
     usage or a model provider that failed for good.
     """
+    options: dict[str, Any] = {"provider": provider, "model": model, "base_url": base_url, "max_turns": max_turns}
+    options |= {"max_usd": max_usd, "allow_unpriced": allow_unpriced, "mode": "design"}
     _agent_session(
         services(ctx).provider_factory,
         task_id,
-        design=True,
-        provider=provider,
-        model=model,
-        base_url=base_url,
+        options,
         guidance=guidance,
-        max_turns=max_turns,
-        max_usd=max_usd,
-        allow_unpriced=allow_unpriced,
         device="cpu",  # nothing is evaluated in a design session
         workload=None,
         eval_timeout=None,

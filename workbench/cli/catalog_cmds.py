@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from workbench.catalog import Catalog, Task, parse_config, render
+from workbench.catalog.describe import signature_table, split_at_workloads_table
 from workbench.catalog.guidance import LEVELS
 from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors, write_stdout
-from workbench.catalog.describe import signature_table, split_at_workloads_table
 
 tasks_app = typer.Typer(help="List tasks, or show one task's specification.", no_args_is_help=False)
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,6 +26,7 @@ from workbench.cli.common import (
     user_errors,
     write_stdout,
 )
+from workbench.session.config import AgentConfig, ReplayConfig
 
 if TYPE_CHECKING:  # the session package (GitPython, watchfiles) is imported by the commands that use it
     from workbench.session.config import SessionConfig
@@ -111,7 +112,7 @@ def _finish(result: RunResult, config: SessionConfig | None = None) -> typer.Exi
             from workbench.session.secrets import redact, secret_values
 
             return fail(redact(outcome.failure, secret_values()), EXIT_USAGE)
-        if config.agent_mode == "design":
+        if config.design_mode:
             return typer.Exit(EXIT_OK if outcome.submitted else EXIT_FAILED)
     return typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
 
@@ -157,37 +158,36 @@ def new_cmd(
     --device cuda on a machine without a CUDA device (use --device cpu there), and for an agent model
     missing from the price table without --allow-unpriced.
     """
-    from workbench.budget import DEFAULT_MAX_TURNS
     from workbench.session.create import create_session
+    from workbench.session.options import driver_from_options
     from workbench.session.store import SessionStore
 
     with session_errors():
-        if driver == "agent" and model:
-            from workbench.agent.budget import check_priced
-
-            check_priced(model, allow_unpriced, max_usd)
         if agent_mode not in ("code", "design"):
             raise fail(f"--agent-mode must be code or design (got {agent_mode!r})")
+        options: dict[str, Any] = {
+            "command": command,
+            "unsandboxed": unsandboxed,
+            "from_session": from_session,
+            "provider": provider,
+        }
+        options |= {"model": model, "base_url": base_url, "max_turns": max_turns, "max_usd": max_usd}
+        options |= {"allow_unpriced": allow_unpriced, "mode": None if agent_mode == "code" else agent_mode}
+        settings = driver_from_options(driver, options)
+        if isinstance(settings, AgentConfig):
+            from workbench.agent.budget import check_priced
+
+            check_priced(settings.model, settings.allow_unpriced, settings.max_usd)
         store = SessionStore(sessions_dir)
         ref = create_session(
             store,
             catalog(tasks_dir, guidance_dir),
             task_id,
             guidance=parse_config(guidance),
-            driver=driver,
-            command=command,
-            from_session=from_session,
+            driver=settings,
             device=resolve_device_option(device),
             workloads=workload or None,
             eval_timeout_s=eval_timeout,
-            unsandboxed=unsandboxed,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            max_turns=max_turns if max_turns is not None else DEFAULT_MAX_TURNS,
-            max_usd=max_usd,
-            allow_unpriced=allow_unpriced,
-            agent_mode="design" if agent_mode == "design" else "code",
         )
     if as_json:
         write_stdout(json.dumps({"id": ref.id, "dir": str(ref.dir), "workspace": str(ref.workspace)}) + "\n")
@@ -477,8 +477,7 @@ def replay_cmd(
             catalog(tasks_dir, guidance_dir),
             source.task,
             guidance=source.guidance,
-            driver="replay",
-            from_session=source.id,
+            driver=ReplayConfig(from_session=source.id),
             device=resolve_device_option(device),
             workloads=workload or source.workloads,
             eval_timeout_s=source.eval_timeout_s,

@@ -56,7 +56,7 @@ class NothingToJudge(SessionError):
 
 def session_kind(view: SessionView) -> VerdictKind:
     """design for a design session (the agent's `agent_mode = "design"`), else impl."""
-    return "design" if view.config.agent_mode == "design" else "impl"
+    return "design" if view.config.design_mode else "impl"
 
 
 def default_author() -> str:

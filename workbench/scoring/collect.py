@@ -137,8 +137,8 @@ def read_session(path: Path) -> SessionRecord:
     else:
         chosen, _ = select_submission(state.ordered())
         submission_rev = chosen.rev if chosen is not None else None
-    mode = "design" if config.driver == "agent" and config.agent_mode == "design" else "code"
-    model = config.model or _model_of(events)
+    mode = "design" if config.design_mode else "code"
+    agent = config.agent
     return SessionRecord(
         id=config.id,
         path=str(path),
@@ -146,10 +146,10 @@ def read_session(path: Path) -> SessionRecord:
         guidance=config.guidance,
         group=Group(
             driver=config.driver,
-            provider=config.provider,
-            model=model if config.driver == "agent" else None,
-            command=config.command if config.driver == "command" else None,
-            from_session=config.from_session if config.driver == "replay" else None,
+            provider=agent.provider if agent is not None else None,
+            model=(agent.model or _model_of(events)) if agent is not None else None,
+            command=config.command,
+            from_session=config.from_session,
         ),
         mode=mode,
         device=config.device,

@@ -22,7 +22,7 @@ from workbench.harness.protocol.report import EvalReport, Status, WorkloadResult
 from workbench.judge.verdict import LEVELS, Level, LevelVerdict, ReviewRecord, VerdictKind, VerdictRecord
 from workbench.llm.usage import Usage
 from workbench.scoring.verdicts import js
-from workbench.session.config import load_config, write_config
+from workbench.session.config import AgentConfig, AgentMode, load_config, write_config
 from workbench.session.events import (
     DriverFinished,
     Event,
@@ -129,7 +129,7 @@ def scored_session(
     command: str = "synthetic",
     guidance: GuidanceConfig = "none",
     device: str = "cuda",
-    agent_mode: str = "code",
+    agent_mode: AgentMode = "code",
     created: datetime | None = None,
     session_id: str | None = None,
     usage: Usage | None = None,
@@ -148,9 +148,7 @@ def scored_session(
     )  # fmt: skip
     config = load_config(ref.dir)
     if model is not None:
-        config = config.model_copy(
-            update={"driver": "agent", "command": None, "provider": provider, "model": model, "agent_mode": agent_mode}
-        )
+        config = config.model_copy(update={"driver_config": AgentConfig(provider=provider, model=model, mode=agent_mode)})
         write_config(ref.dir, config)
         config = load_config(ref.dir)  # validated
     events: list[Event] = [SessionStarted(task=task, guidance=guidance, driver=config.driver, device=device)]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from workbench.budget import DEFAULT_MAX_TURNS
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
 from workbench.errors import UsageError
+from workbench.harness.host import sandbox
 from workbench.session.config import (
-    DRIVERS,
-    PROVIDERS,
-    AgentMode,
+    CommandConfig,
+    DriverConfig,
+    HumanConfig,
+    ReplayConfig,
     SessionConfig,
-    TokenPrice,
     collect_versions,
     new_session_id,
     write_config,
@@ -63,7 +63,7 @@ def design_brief_text(task: Task, guidance_text: str) -> str:
 
 def brief_text(task: Task, guidance_text: str, config: SessionConfig) -> str:
     """The task brief given to any driver: what to do, where, how it is judged, and the guidance."""
-    if config.driver == "agent" and config.agent_mode == "design":
+    if config.design_mode:
         return design_brief_text(task, guidance_text)
     spec = task.spec
     where = (
@@ -106,105 +106,39 @@ def workspace_files(task: Task, guidance_text: str, brief: str, solution: str | 
     return files
 
 
-def _check_agent_options(
-    driver: str,
-    provider: str | None,
-    model: str | None,
-    base_url: str | None,
-    max_turns: int,
-    max_usd: float | None,
-    allow_unpriced: bool,
-    agent_mode: str,
-) -> None:
-    """The agent's options go with the agent driver only, and each is in range (UsageError says which)."""
-    if driver == "agent":
-        if provider not in PROVIDERS:
-            raise UsageError(f"--provider must be one of: {', '.join(PROVIDERS)} (got {provider!r})")
-        if not (model and model.strip()):
-            raise UsageError("the agent needs --model NAME (the model's name at the provider)")
-        if max_turns < 1:
-            raise UsageError(f"--max-turns must be at least 1 (got {max_turns})")
-        if max_usd is not None and max_usd <= 0:
-            raise UsageError(f"--max-usd must be positive (got {max_usd:g})")
-        if agent_mode not in ("code", "design"):
-            raise UsageError(f"unknown agent mode {agent_mode!r}; expected code or design")
-        return
-    given = [
-        name
-        for name, value in (
-            ("--provider", provider),
-            ("--model", model),
-            ("--base-url", base_url),
-            ("--max-usd", max_usd),
-            ("--allow-unpriced", allow_unpriced or None),
-        )
-        if value is not None
-    ]
-    if max_turns != DEFAULT_MAX_TURNS:
-        given.append("--max-turns")
-    if agent_mode != "code":
-        given.append("design mode")
-    if given:
-        raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} only for the agent driver")
-
-
 def create_session(
     store: SessionStore,
     catalog: Catalog,
     task_id: str,
     *,
     guidance: GuidanceConfig = "none",
-    driver: str = "human",
-    command: str | None = None,
-    from_session: str | None = None,
+    driver: DriverConfig | None = None,
     device: str = "cpu",
     workloads: list[str] | None = None,
     eval_timeout_s: float | None = None,
-    unsandboxed: bool = False,
-    provider: str | None = None,
-    model: str | None = None,
-    base_url: str | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    max_usd: float | None = None,
-    allow_unpriced: bool = False,
-    agent_mode: AgentMode = "code",
     now: datetime | None = None,
     session_id: str | None = None,
-    price: TokenPrice | None = None,
 ) -> SessionRef:
     """Validate the request, then write sessions/<id>/ (session.toml, workspace/). UsageError for bad input.
 
-    `session_id`: a chosen id instead of a new one (a campaign names its sessions after their cell); the
-    directory is made exclusively, so of two processes creating the same id one gets FileExistsError.
-    `price`: the agent model's price, overriding the shipped price table."""
-    if driver not in DRIVERS:
-        raise UsageError(f"unknown driver {driver!r}; expected one of: {', '.join(DRIVERS)}")
-    if driver == "command" and not (command and command.strip()):
-        raise UsageError("--driver command needs --command CMD (the shell command to run in the workspace)")
-    if driver != "command" and command:
-        raise UsageError("--command is only for --driver command")
-    if driver != "command" and unsandboxed:
-        raise UsageError("--unsandboxed is only for --driver command")
-    if driver == "command" and not unsandboxed:
-        from workbench.harness.host import sandbox
-
+    `driver`: the driver and its settings (default: a human); its fields were validated when it was built
+    (`session.options.driver_from_options` for the CLI and the launch dialog). `session_id`: a chosen id
+    instead of a new one (a campaign names its sessions after their cell); the directory is made
+    exclusively, so of two processes creating the same id one gets FileExistsError."""
+    driver = driver or HumanConfig()
+    if isinstance(driver, CommandConfig) and not driver.unsandboxed:
         info = sandbox.status(device)
         if info.kind == "none":
             raise UsageError(
                 f"the command driver's sandbox cannot start here ({info.detail}); pass --unsandboxed "
                 "to run the command without one (recorded in session.toml)"
             )
-    if driver == "replay" and not from_session:
-        raise UsageError("--driver replay needs --from SESSION (the recorded session to replay)")
-    if driver != "replay" and from_session:
-        raise UsageError("--from is only for --driver replay")
-    _check_agent_options(driver, provider, model, base_url, max_turns, max_usd, allow_unpriced, agent_mode)
     task = catalog.task(task_id)  # CatalogError names the known tasks
-    if from_session:
-        source = store.load(store.resolve(from_session)).config
+    if isinstance(driver, ReplayConfig):
+        source = store.load(store.resolve(driver.from_session)).config
         if source.task != task.id:
             raise UsageError(f"session {source.id} is a {source.task} session, not {task.id}")
-        from_session = source.id
+        driver = ReplayConfig(from_session=source.id)
     for name in workloads or []:
         task.workload(name)  # UsageError naming the known workloads
     guidance_text = ""
@@ -218,23 +152,12 @@ def create_session(
         id=session_id or new_session_id(task.id, created),
         task=task.id,
         guidance=guidance,
-        driver=driver,
-        command=command,
-        from_session=from_session,
+        driver_config=driver,
         device=device,
         workloads=workloads or None,
         eval_timeout_s=eval_timeout_s,
         created=created,
         versions=collect_versions(),
-        unsandboxed=unsandboxed,
-        provider=provider,  # checked above against PROVIDERS
-        model=model,
-        base_url=base_url,
-        max_turns=max_turns,
-        max_usd=max_usd,
-        allow_unpriced=allow_unpriced,
-        agent_mode=agent_mode,
-        price=price,
     )
     session_dir = store.root / config.id
     session_dir.mkdir(parents=True, exist_ok=False)
@@ -243,7 +166,7 @@ def create_session(
     brief = brief_text(task, guidance_text, config)
     Workspace.create(
         session_dir / "workspace",
-        workspace_files(task, guidance_text, brief, None if config.agent_mode == "design" else config.solution),
+        workspace_files(task, guidance_text, brief, None if config.design_mode else config.solution),
         TEMPLATE_AUTHOR,
         f"template of {task.id}",
     )

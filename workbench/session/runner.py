@@ -159,7 +159,7 @@ class Runner:
         self._last_activity = time.monotonic()
         self._keep_all = self.config.driver == "replay"
         # a design session (the agent proposes a design, writes no kernel) has nothing to evaluate
-        self._evaluates = not (self.config.driver == "agent" and self.config.agent_mode == "design")
+        self._evaluates = not self.config.design_mode
         self._repo_broken = False
 
     @staticmethod

@@ -23,10 +23,11 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from workbench.catalog.guidance import GuidanceConfig
 from workbench.harness.protocol.report import EvalReport, Status, TimingStats, WorkloadResult
-from workbench.session.config import DriverName, SessionConfig, load_config, new_session_id, write_config
+from workbench.session.config import CommandConfig, HumanConfig, SessionConfig, load_config, new_session_id, write_config
 from workbench.session.eventlog import EventWriter
 from workbench.session.events import (
     DriverFinished,
@@ -51,7 +52,7 @@ def new_session(
     task: str,
     solution: str,
     *,
-    driver: DriverName = "command",
+    driver: Literal["command", "human"] = "command",
     command: str | None = "synthetic",
     guidance: GuidanceConfig = "none",
     device: str = "cpu",
@@ -66,8 +67,7 @@ def new_session(
         id=session_id or new_session_id(task, created),
         task=task,
         guidance=guidance,
-        driver=driver,
-        command=command if driver == "command" else None,
+        driver_config=CommandConfig(command=command or "synthetic") if driver == "command" else HumanConfig(),
         device=device,
         created=created,
         versions={},

@@ -10,8 +10,8 @@ from functools import cached_property
 from pathlib import Path
 
 from workbench import paths
-from workbench.budget import DEFAULT_MAX_TURNS
 from workbench.catalog import Catalog, GuidanceConfig
+from workbench.session.config import DEFAULT_MAX_TURNS
 from workbench.session.store import EXAMPLES_DIR, SessionStore
 
 _NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")

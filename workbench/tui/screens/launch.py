@@ -23,13 +23,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
-from workbench.budget import DEFAULT_MAX_TURNS
 from workbench.catalog import CONFIGS, GuidanceConfig
 from workbench.catalog.errors import CatalogError
 from workbench.errors import UsageError, WorkbenchError
-from workbench.session.config import PROVIDERS, AgentMode
+from workbench.session.config import DEFAULT_MAX_TURNS, PROVIDERS, AgentConfig, AgentMode, DriverConfig
 from workbench.session.create import create_session
 from workbench.session.layout import SessionRef
+from workbench.session.options import driver_from_options
 from workbench.tui.context import WorkbenchContext, gpu_devices
 from workbench.tui.messages import LaunchOptionsLoaded, SessionLaunched
 from workbench.tui.screens.base import STYLES, WorkbenchModal
@@ -49,20 +49,15 @@ KEY_HINT = (
 class LaunchRequest:
     task: str
     guidance: GuidanceConfig
-    driver: str
-    command: str | None
+    settings: DriverConfig  # the driver and its settings, validated once (session.options)
     device: str
-    from_session: str | None = None  # replay driver: the recorded session
     workloads: list[str] | None = None  # None: the harness default
     eval_timeout_s: float | None = None  # None: the harness default
     idle_exit_s: float | None = None  # human driver: end after this long without a revision; None: never
-    provider: str | None = None  # agent driver: the API
-    model: str | None = None  # agent driver: the model's name at the provider
-    base_url: str | None = None  # agent driver: None = the provider's own API
-    max_turns: int = DEFAULT_MAX_TURNS  # agent driver: model calls at most
-    max_usd: float | None = None  # agent driver: None = no dollar budget
-    allow_unpriced: bool = False  # agent driver: run a model missing from the price table
-    agent_mode: AgentMode = "code"  # agent driver
+
+    @property
+    def driver(self) -> str:
+        return self.settings.kind
 
 
 @dataclass(frozen=True)
@@ -100,33 +95,14 @@ def launch(context: WorkbenchContext, request: LaunchRequest) -> Launched:
         context.catalog,
         request.task,
         guidance=request.guidance,
-        driver=request.driver,
-        command=request.command,
-        from_session=request.from_session,
+        driver=request.settings,
         device=request.device,
         workloads=request.workloads,
         eval_timeout_s=request.eval_timeout_s,
-        **agent_options(request),
     )
     idle_exit_s = request.idle_exit_s if request.driver == "human" else None
     pid, log = start_runner(context, ref, idle_exit_s)
     return Launched(ref, request.driver, pid, log, idle_exit_s, request)
-
-
-def agent_options(request: LaunchRequest) -> dict[str, Any]:
-    """create_session's agent arguments: the request's for the agent driver, none for the others (which
-    create_session refuses to be given)."""
-    if request.driver != "agent":
-        return {}
-    return {
-        "provider": request.provider,
-        "model": request.model,
-        "base_url": request.base_url,
-        "max_turns": request.max_turns,
-        "max_usd": request.max_usd,
-        "allow_unpriced": request.allow_unpriced,
-        "agent_mode": request.agent_mode,
-    }
 
 
 def missing_key(provider: str, base_url: str | None, environ: Mapping[str, str] | None = None) -> str | None:
@@ -190,14 +166,14 @@ def started_notice(launched: Launched) -> str:
             f"session {ref.id} started: edit {ref.workspace / 'solution.py'} (each save is a revision, evaluated "
             f"as it lands; {ends}, or press x in its view). Runner pid {launched.pid}, log {launched.log}"
         )
-    if launched.driver == "agent" and launched.request is not None:
-        request = launched.request
-        where = f" at {request.base_url}" if request.base_url else ""
-        variable = missing_key(request.provider or "", request.base_url)
+    agent = launched.request.settings if launched.request is not None else None
+    if isinstance(agent, AgentConfig):
+        where = f" at {agent.base_url}" if agent.base_url else ""
+        variable = missing_key(agent.provider, agent.base_url)
         key = f"; {variable} is not set, so its calls may fail" if variable else ""
         return (
-            f"session {ref.id} started: the agent ({request.provider} {request.model}{where}, up to "
-            f"{request.max_turns} turns{key}). Runner pid {launched.pid}, log {launched.log}, workspace {ref.workspace}"
+            f"session {ref.id} started: the agent ({agent.provider} {agent.model}{where}, up to "
+            f"{agent.max_turns} turns{key}). Runner pid {launched.pid}, log {launched.log}, workspace {ref.workspace}"
         )
     return f"session {ref.id} started (runner pid {launched.pid}; log {launched.log}; workspace {ref.workspace})"
 
@@ -480,22 +456,25 @@ class LaunchScreen(WorkbenchModal):
             raise UsageError("the replay driver needs a recorded session to replay (Replay of)")
         idle_min = positive_number(self.query_one("#launch-idle", Input).value, "idle exit (minutes)")
         workloads = [str(name) for name in self.query_one("#launch-workloads", SelectionList).selected]
-        agent = self.agent_request() if driver == "agent" else {}
+        draft: dict[str, Any] = {}  # the fields of the chosen driver only; validated once, by session.options
+        if driver == "command":
+            draft["command"] = command
+        if driver == "replay" and isinstance(source, str):
+            draft["from_session"] = source
+        if driver == "agent":
+            draft = self.agent_draft()
         return LaunchRequest(
             task,
             cast("GuidanceConfig", self.query_one("#launch-guidance", Select).value),
-            driver,
-            command if driver == "command" else None,
+            driver_from_options(driver, draft),
             str(self.query_one("#launch-device", Select).value),
-            from_session=source if driver == "replay" and isinstance(source, str) else None,
             workloads=workloads or None,
             eval_timeout_s=positive_number(self.query_one("#launch-timeout", Input).value, "eval timeout (seconds)"),
             idle_exit_s=idle_min * 60 if idle_min is not None and driver == "human" else None,
-            **agent,
         )
 
-    def agent_request(self) -> dict[str, Any]:
-        """The agent's fields, checked; UsageError naming the first bad one."""
+    def agent_draft(self) -> dict[str, Any]:
+        """The agent's fields as typed (numbers parsed; UsageError naming the first that is not one)."""
         provider = str(self.query_one("#launch-provider", Select).value)
         if provider not in PROVIDERS:
             raise UsageError(f"provider: one of {', '.join(PROVIDERS)}")
@@ -510,7 +489,7 @@ class LaunchScreen(WorkbenchModal):
             "max_turns": whole_number(self.query_one("#launch-turns", Input).value, "turns", DEFAULT_MAX_TURNS),
             "max_usd": positive_number(self.query_one("#launch-max-usd", Input).value, "max USD"),
             "allow_unpriced": self.query_one("#launch-unpriced", Checkbox).value,
-            "agent_mode": mode if mode in AGENT_MODES else "code",
+            "mode": mode if mode in AGENT_MODES else "code",
         }
 
     def action_start(self) -> None:

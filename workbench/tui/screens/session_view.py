@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
-from workbench.session.config import SessionConfig
+from workbench.session.config import AgentConfig, SessionConfig
 from workbench.session.eventlog import LogTail
 from workbench.session.format import submission_line
 from workbench.session.layout import SessionRef
@@ -266,8 +266,8 @@ class SessionViewScreen(WorkbenchScreen):
             )
             if config.command:
                 text.append(f"\ncommand: {config.command}", style="dim")
-            if config.driver == "agent":
-                text.append(f"\n{agent_line(config)}", style="dim")
+            if config.agent is not None:
+                text.append(f"\n{agent_line(config.agent)}", style="dim")
             if config.from_session:
                 text.append(f"\nreplay of: {config.from_session}", style="dim")
             if not self.ref.read_only:
@@ -298,7 +298,8 @@ class SessionViewScreen(WorkbenchScreen):
             self.query_one("#agent-status", Static).display = True
             self.query_one("#session-tabs", TabbedContent).show_tab("tab-agent")
         if agent:
-            max_turns = self.config.max_turns if self.config is not None and self.config.driver == "agent" else None
+            settings = self.config.agent if self.config is not None else None
+            max_turns = settings.max_turns if settings is not None else None
             self.query_one("#agent-status", Static).update(usage_text(self.timeline.usage, max_turns))
 
     def update_bar(self) -> None:
@@ -498,14 +499,14 @@ class SessionViewScreen(WorkbenchScreen):
         self.app.call_from_thread(self.notify, f"asked the runner (pid {pid}) to stop; it finishes queued evaluations")
 
 
-def agent_line(config: SessionConfig) -> str:
+def agent_line(agent: AgentConfig) -> str:
     """The agent's settings as the header shows them (never a key: that stays in the environment)."""
-    budget = f"{config.max_turns} turns" + (f", {format_usd(config.max_usd)} max" if config.max_usd is not None else "")
-    parts = [f"agent: {config.provider} {config.model}", f"mode {config.agent_mode}", f"budget {budget}"]
-    if config.allow_unpriced:
+    budget = f"{agent.max_turns} turns" + (f", {format_usd(agent.max_usd)} max" if agent.max_usd is not None else "")
+    parts = [f"agent: {agent.provider} {agent.model}", f"mode {agent.mode}", f"budget {budget}"]
+    if agent.allow_unpriced:
         parts.append("unpriced allowed")
-    if config.base_url:
-        parts.append(f"base URL {config.base_url}")
+    if agent.base_url:
+        parts.append(f"base URL {agent.base_url}")
     return " · ".join(parts)
 
 

@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from textual.worker import Worker, WorkerState
 
 from workbench.catalog import CONFIGS, Guidance, GuidanceConfig, Task, render
-from workbench.catalog.guidance import LEVEL_NAMES, levels_of
 from workbench.catalog.describe import signature_table
+from workbench.catalog.guidance import LEVEL_NAMES, levels_of
 from workbench.errors import WorkbenchError
 from workbench.session.format import format_speedup
 from workbench.session.store import SessionSummary
