@@ -692,3 +692,16 @@ def test_isolate_command_line(stand_in_bwrap: Path, tmp_path: Path) -> None:
     assert args[-4:] == ["--remount-ro", "/", "--chdir", "/tmp"]
     assert args.index("--remount-ro") > args.index(b)
     assert args[args.index("A") - 1 : args.index("A") + 2] == ["--setenv", "A", "1"]
+
+
+def test_the_hidden_paths_follow_the_catalogue_the_task_came_from(tmp_path: Path) -> None:
+    """`eval --guidance-dir X` hides X, not the default guidance folder: the task carries its roots."""
+    from workbench.catalog import Catalog
+    from workbench.harness.host.evaluate import hidden_paths
+
+    guidance = tmp_path / "my-guidance"
+    guidance.mkdir()
+    task = Catalog(REPO / "tasks", guidance).task("muon_orthogonalize")
+    hidden = hidden_paths(task, [tmp_path / "sessions"])
+    for path in (guidance, REPO / "tasks", tmp_path / "sessions"):
+        assert str(path.resolve()) in hidden, path

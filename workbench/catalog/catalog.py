@@ -41,7 +41,7 @@ class Catalog:
         if not (task_dir / "task.toml").is_file():
             known = ", ".join(self.task_ids()) or "none"
             raise CatalogError(task_dir, f"no task {task_id!r} here (known tasks: {known})")
-        return load_task(task_dir)
+        return load_task(task_dir).model_copy(update={"guidance_dir": self.guidance_dir})
 
     def tasks(self) -> list[Task]:
         """Every task; the first bad one raises CatalogError (a listing uses `entries()` instead)."""

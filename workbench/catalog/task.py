@@ -319,6 +319,7 @@ class Task(BaseModel):
 
     spec: TaskSpec
     dir: Path
+    guidance_dir: Path | None = None  # the catalogue's guidance folder (never shown to a solution)
 
     @property
     def id(self) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from workbench import paths
 from workbench.cli.common import EXIT_FAILED, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
 
 if TYPE_CHECKING:
@@ -114,7 +115,13 @@ def bench_tasks(
     results: list[tuple[Task, EvalReport]] = []
     for task in tasks:
         err.print(f"[dim]{task.id}: evaluating expert.py on {len(task.spec.workloads)} workloads[/]", highlight=False)
-        report = evaluate(task, task.file("expert.py"), device, on_progress=lambda line: err.print(f"[dim]  {line}[/]"))
+        report = evaluate(
+            task,
+            task.file("expert.py"),
+            device,
+            hide=[paths.sessions_root()],
+            on_progress=lambda line: err.print(f"[dim]  {line}[/]"),
+        )
         results.append((task, report))
         if reports is not None:
             (reports / f"{task.id}.json").write_text(report.model_dump_json(indent=2))

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from workbench import paths
 from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
 
 if TYPE_CHECKING:
@@ -110,7 +111,8 @@ def eval_cmd(
         task = catalog(tasks_dir, guidance_dir).task(task_id)
         err = stderr()
         show = (lambda line: err.print(f"[dim]{line}[/]", highlight=False)) if not as_json and sys.stderr.isatty() else None
-        report = evaluate(task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing)
+        hide = [paths.sessions_root()]  # with the task's catalogue (its tasks and guidance), which the task carries
+        report = evaluate(task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing, hide=hide)
     if report_path is not None:
         report_path.write_text(report.model_dump_json(indent=2))
     from workbench.harness.protocol.report import FAULT_STATUSES

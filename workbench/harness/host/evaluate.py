@@ -96,8 +96,10 @@ def remove_stale_scratch() -> None:
 
 
 def hidden_paths(task: Task, extra: list[Path] | None = None) -> list[str]:
-    """What the solution process must not see: every task and guidance, the sessions, and `extra`."""
-    found = [task.dir.resolve().parent, paths.guidance_root().resolve(), paths.sessions_root().resolve()]
+    """What the solution process must not see: every task of the task's catalogue and its guidance (the
+    roots the task was loaded from, whatever flag or variable chose them), and `extra` (the sessions root,
+    the scratch folder)."""
+    found = [task.dir.resolve().parent, *([task.guidance_dir.resolve()] if task.guidance_dir is not None else [])]
     found += [Path(p).resolve() for p in extra or []]
     return [str(p) for p in dict.fromkeys(found)]
 
