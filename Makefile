@@ -26,8 +26,8 @@ start: $(VENV)/.installed
 	$(VENV)/bin/d2k-workbench
 
 test: $(VENV)/.installed
-	$(VENV)/bin/ruff check workbench tests scripts
-	$(VENV)/bin/ruff format --check workbench tests scripts
+	$(VENV)/bin/ruff check workbench tests scripts tasks
+	$(VENV)/bin/ruff format --check workbench tests scripts tasks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)

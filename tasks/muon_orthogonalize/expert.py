@@ -311,24 +311,24 @@ def _sym_kernel(
     operands (rows batch * M + ...); only for tile-multiple M and K.
     """
     R: tl.constexpr = BLOCK_M // BLOCK_N
-    # Triangular index map t -> (I, j), t = R * I (I + 1) / 2 + j, 0 <= j < R (I + 1).
+    # Triangular index map t -> (bi, j), t = R * bi (bi + 1) / 2 + j, 0 <= j < R (bi + 1).
     t = tl.program_id(0)
     u = t // R
-    I = ((tl.sqrt(8.0 * u + 1.0) - 1.0) * 0.5).to(tl.int32)
-    I = tl.where((I + 1) * (I + 2) // 2 <= u, I + 1, I)  # fix float rounding
-    I = tl.where(I * (I + 1) // 2 > u, I - 1, I)
-    j = t - R * (I * (I + 1) // 2)
+    bi = ((tl.sqrt(8.0 * u + 1.0) - 1.0) * 0.5).to(tl.int32)
+    bi = tl.where((bi + 1) * (bi + 2) // 2 <= u, bi + 1, bi)  # fix float rounding
+    bi = tl.where(bi * (bi + 1) // 2 > u, bi - 1, bi)
+    j = t - R * (bi * (bi + 1) // 2)
     row0 = tl.program_id(1) * M  # first row of this matrix in the flattened batch
     batch = tl.program_id(1).to(tl.int64)
 
-    offs_m = I * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_m = bi * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = j * BLOCK_N + tl.arange(0, BLOCK_N)
     m_ok = offs_m < M
     n_ok = offs_n < M
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     if TMA:
-        for kk in range(0, K // BLOCK_K):
-            a = a_desc.load([row0 + I * BLOCK_M, kk * BLOCK_K])
+        for kk in range(K // BLOCK_K):
+            a = a_desc.load([row0 + bi * BLOCK_M, kk * BLOCK_K])
             if GRAM:  # B = X^T: load X rows [BN, BK] and transpose in shared memory
                 b = tl.trans(b_desc.load([row0 + j * BLOCK_N, kk * BLOCK_K]))
             else:
@@ -366,7 +366,7 @@ def _sym_kernel(
     lower = offs_m >= j * BLOCK_N  # rows in or below this column block
     strict = offs_m >= (j + 1) * BLOCK_N  # rows strictly below it: mirrored
     if EVEN:
-        if (j + 1) * BLOCK_N <= I * BLOCK_M:  # interior tile: both copies, unmasked
+        if (j + 1) * BLOCK_N <= bi * BLOCK_M:  # interior tile: both copies, unmasked
             tl.store(c_base + tile, out)
             tl.store(c_base + tile_t, tl.trans(out))
         else:  # tile on the diagonal band
@@ -409,7 +409,7 @@ def _apply_kernel(
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     if TMA:  # columns past ldx are zero-filled by the TMA unit
         row0 = tl.program_id(1) * M
-        for kk in range(0, M // BLOCK_K):
+        for kk in range(M // BLOCK_K):
             q = q_desc.load([row0 + pid_m * BLOCK_M, kk * BLOCK_K])
             x = x_desc.load([row0 + kk * BLOCK_K, pid_n * BLOCK_N])
             acc = tl.dot(q, x, acc)

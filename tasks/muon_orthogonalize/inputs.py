@@ -10,15 +10,13 @@ import torch
 STEPS: int = 5
 
 
-def _log_uniform(shape: tuple[int, ...], lo: float, hi: float, gen: torch.Generator,
-                 device: torch.device) -> torch.Tensor:
+def _log_uniform(shape: tuple[int, ...], lo: float, hi: float, gen: torch.Generator, device: torch.device) -> torch.Tensor:
     """Float32 samples whose base-10 logarithm is uniform on [log10(lo), log10(hi)]."""
     u = torch.rand(shape, generator=gen, device=device, dtype=torch.float32)
     return torch.pow(10.0, math.log10(lo) + u * (math.log10(hi) - math.log10(lo)))
 
 
-def make_inputs(workload: Mapping[str, int], seed: int,
-                device: str | torch.device) -> dict[str, object]:
+def make_inputs(workload: Mapping[str, int], seed: int, device: str | torch.device) -> dict[str, object]:
     """Build ``{"G": [B, M, N] bfloat16 contiguous, "steps": 5}`` deterministically from ``seed``.
 
     Each matrix imitates a weight gradient rather than iid noise::

@@ -69,8 +69,8 @@ L3, low-level: *codes turned into exact floats by bit tricks; nibble planes in r
       per thread and row, so the 16 packed rows of a group sit in one thread and the per-group
       reduction of the ``[16, BLOCK_N]`` accumulator needs no shuffles; split-K to about 2-8 programs
       per SM (the GEMV up to 8: measured faster on the H200).  Other shapes get the same rules from
-      ``default_config``.  Under the Triton interpreter (CPU) the blocks and the pretend SM count are small so that the smoke workloads exercise several
-      column blocks, ragged edges and K splits.
+      ``default_config``.  Under the Triton interpreter (CPU) the blocks and the pretend SM count are small
+      so that the smoke workloads exercise several column blocks, ragged edges and K splits.
 
 PyTorch is used only for ``torch.empty`` allocation and shape glue; nothing derived from an input is
 cached across calls.  Under the interpreter the harness widens bfloat16 ``tl.dot`` operands to fp32

@@ -1,4 +1,4 @@
-"""The provider-neutral conversation the agent (and later the judge) holds with a model.
+"""The provider-neutral conversation the agent and the judge hold with a model.
 
 Every adapter (`openai_chat`, `openai_responses`, `anthropic_messages`) maps a `Conversation` to its wire
 request and its wire response back to a `ModelReply`, in pure functions. Items a provider asks to be sent

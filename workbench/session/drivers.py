@@ -1,5 +1,6 @@
 """Drivers write the workspace: a person (human), a shell command (command), a recorded session (replay),
-and later the built-in agent, which implements the same `Driver` protocol.
+and the built-in agent (workbench.agent, handed to the runner by its caller), which implements the same
+`Driver` protocol.
 
 A driver only writes files (directly, or through `DriverContext.write_files` to make one revision at once)
 and may log events; the runner commits, evaluates and records everything else.
@@ -19,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Protocol
 
 from workbench.catalog import Catalog
 from workbench.errors import SessionError
+from workbench.harness.host import sandbox
 from workbench.harness.host.child import die_with_parent
 from workbench.session.config import SessionConfig
 from workbench.session.events import DriverOutput, Event
@@ -148,8 +150,6 @@ class CommandDriver:
 
     def command_line(self, ctx: DriverContext) -> tuple[list[str], dict[str, str], SandboxInfo]:
         """The process to start, its environment, and how it is confined."""
-        from workbench.harness.host import sandbox
-
         shell = shutil.which("bash") or "/bin/sh"
         argv, env = [shell, "-c", self.command], self.environment(ctx)
         if ctx.config.unsandboxed:

@@ -1,9 +1,10 @@
 """The session event log's records: versioned pydantic models, one JSON object per line.
 
 Every record carries {"v": 1, "seq": N, "ts": unix seconds, "type": ...}. `seq` starts at 1 and has
-no gaps. Types beyond DESIGN.md's list: `eval_skipped` (a queued revision superseded by a newer one
-before it was evaluated, or the untouched template, never evaluated), `driver_output` (lines printed by
-a command driver) and `driver_finished` (the driver ended). docs/sessions.md documents every type and field.
+no gaps. Besides the session, revision, evaluation, agent and judge records: `eval_skipped` (a queued
+revision superseded by a newer one before it was evaluated, or the untouched template, never evaluated),
+`driver_output` (lines printed by a command driver) and `driver_finished` (the driver ended).
+docs/sessions.md documents every type and field.
 """
 
 from __future__ import annotations

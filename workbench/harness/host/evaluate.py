@@ -2,7 +2,7 @@
 
 Two processes per evaluation: the trusted checker (workbench/harness/checker/process.py), started here, and the
 untrusted solution process it starts in the sandbox (workbench/harness/solution/host.py). The report
-comes only from the checker, through a file in this process's private scratch folder. The parent
+comes only from the checker, through a pipe whose write end only the checker holds. The parent
 survives anything either does: a crash, a hang (timeout: the whole process group is killed, and both
 die with their parent), unbounded allocation (an address-space limit on CPU) and CUDA errors all become
 a status with a message. API keys are not passed to the checker.
@@ -138,7 +138,7 @@ def evaluate(
         raise UsageError(f"solution file not found: {solution}")
     names = workloads or default_workloads(task, device)
     for name in names:
-        task.workload(name)  # KeyError naming the known workloads
+        task.workload(name)  # UsageError naming the known workloads
     timeout = timeout_s or DEFAULT_TIMEOUT_S["cpu" if device == "cpu" else "cuda"]
     if static_policy:
         refused = _static_refusal(task, solution, device)
