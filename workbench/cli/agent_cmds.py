@@ -7,17 +7,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from workbench.agent import ProviderFactory
-from workbench.agent.budget import check_priced
 from workbench.catalog import parse_config
 from workbench.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, services, write_stdout
 from workbench.cli.session_cmds import DeviceOpt, SessionsDir, WorkloadOpt, resolve_device_option, run_session, session_errors
-from workbench.session.config import DEFAULT_MAX_TURNS, AgentConfig
-from workbench.session.create import create_session
-from workbench.session.options import agent_from_options
-from workbench.session.store import SessionStore
+from workbench.session.config import DEFAULT_MAX_TURNS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the agent and session packages are imported by the commands that run them
+    from workbench.agent import ProviderFactory
+    from workbench.session.config import AgentConfig
     from workbench.session.events import Event
     from workbench.session.runner import RunResult
 
@@ -37,6 +34,8 @@ UnpricedOpt = Annotated[
 
 def _check_agent(factory: ProviderFactory, agent: AgentConfig) -> None:
     """Before a session is made: the provider can be built (its key is set) and the model has a price."""
+    from workbench.agent.budget import check_priced
+
     check_priced(agent.model, agent.allow_unpriced, agent.max_usd)
     factory(agent.provider, agent.model, agent.base_url)
 
@@ -106,7 +105,7 @@ def _finish(result: RunResult, session_id: str, design: bool) -> typer.Exit:
 
 
 def _agent_session(
-    factory: ProviderFactory,
+    factory: ProviderFactory | None,
     task_id: str,
     options: dict[str, Any],
     *,
@@ -120,6 +119,12 @@ def _agent_session(
 ) -> None:
     """Build the agent's settings once from `options` (validated, errors naming the option), check the
     provider and price, create the session and run it to its end."""
+    from workbench.agent import default_provider
+    from workbench.session.create import create_session
+    from workbench.session.options import agent_from_options
+    from workbench.session.store import SessionStore
+
+    factory = factory or default_provider
     with session_errors():
         agent = agent_from_options(options)
         design = agent.mode == "design"

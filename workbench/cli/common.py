@@ -8,15 +8,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from workbench import paths
-from workbench.agent import ProviderFactory, default_provider
 from workbench.catalog import Catalog
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:  # the agent package is imported by the commands that run it
+    from workbench.agent import ProviderFactory
 
 # Exit codes used by every command.
 EXIT_OK = 0
@@ -39,7 +41,7 @@ class CliServices:
     providers of agent sessions run in this process. The installed command uses the real APIs; the scripted
     CLI (``python -m workbench.cli.scripted``) and tests hand in a scripted model."""
 
-    provider_factory: ProviderFactory = default_provider
+    provider_factory: ProviderFactory | None = None  # None: the real APIs (workbench.agent.default_provider)
 
 
 def services(ctx: typer.Context) -> CliServices:

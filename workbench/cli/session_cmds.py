@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from workbench.agent import ProviderFactory, agent_driver, default_provider
 from workbench.catalog import parse_config
 from workbench.cli.common import (
     EXIT_FAILED,
@@ -26,9 +25,9 @@ from workbench.cli.common import (
     user_errors,
     write_stdout,
 )
-from workbench.session.config import AgentConfig, ReplayConfig
 
 if TYPE_CHECKING:  # the session package (GitPython, watchfiles) is imported by the commands that use it
+    from workbench.agent import ProviderFactory
     from workbench.session.config import SessionConfig
     from workbench.session.events import Event
     from workbench.session.layout import SessionRef
@@ -91,11 +90,12 @@ def run_session(
     guidance_dir: Path | None,
     idle_exit: float | None,
     on_event: Callable[[Event], None] | None,
-    provider_factory: ProviderFactory = default_provider,
+    provider_factory: ProviderFactory | None = None,
 ) -> RunResult:
+    from workbench.agent import agent_driver, default_provider
     from workbench.session.runner import Runner, stop_on_signals
 
-    agent = agent_driver(provider_factory)
+    agent = agent_driver(provider_factory or default_provider)
     runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit, on_event=on_event, agent=agent)
     with stop_on_signals(runner):
         return runner.run()
@@ -158,6 +158,7 @@ def new_cmd(
     --device cuda on a machine without a CUDA device (use --device cpu there), and for an agent model
     missing from the price table without --allow-unpriced.
     """
+    from workbench.session.config import AgentConfig
     from workbench.session.create import create_session
     from workbench.session.options import driver_from_options
     from workbench.session.store import SessionStore
@@ -466,6 +467,7 @@ def replay_cmd(
 
     Prints the new session's id first. Exit codes as for `session run`.
     """
+    from workbench.session.config import ReplayConfig
     from workbench.session.create import create_session
     from workbench.session.store import SessionStore
 
