@@ -96,7 +96,7 @@ def test_the_native_functions_refuse_outside_a_launch(interpreter_fixed: None) -
 def test_the_check_is_vectorised() -> None:
     import numpy as np
 
-    from workbench.harness import interpreter_bounds as bounds
+    from workbench.harness.solution import interpreter_bounds as bounds
 
     launch = bounds._Launch("k", [(1000, 1064), (2000, 2016), (1064, 1080)])  # the first and last merge
     assert launch.starts == [1000, 2000] and launch.ends == [1080, 2016]

@@ -315,3 +315,38 @@ def test_a_format_1_session_toml_reads_as_the_same_settings_and_writes_back_as_f
     (tmp_path / "session.toml").write_text(FORMAT_1_AGENT.replace('driver = "agent"', 'driver = "human"'))
     with pytest.raises(ConfigError, match="not a setting of the human driver"):
         load_config(tmp_path)
+
+
+def test_a_workspace_is_safe_to_read_from_one_thread_while_another_commits(tmp_path: Path) -> None:
+    """The runner commits while its evaluation thread reads a revision's file: no interleaved object reads."""
+    import threading
+
+    workspace = Workspace.create(tmp_path / "ws", {"solution.py": "v = 0\n"}, "template", "template")
+    first = workspace.head()
+    assert first is not None
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def read_forever() -> None:
+        while not done.is_set():
+            try:
+                assert workspace.read_text(first, "solution.py") == "v = 0\n"
+                workspace.history()
+            except BaseException as exc:  # any corrupt read fails the test
+                failures.append(exc)
+                return
+
+    readers = [threading.Thread(target=read_forever) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    try:
+        for n in range(1, 31):
+            (tmp_path / "ws" / "solution.py").write_text(f"v = {n}\n")
+            info = workspace.commit_all("human", f"revision {n + 1}")
+            assert info is not None and info.author == "human"
+    finally:
+        done.set()
+        for reader in readers:
+            reader.join()
+    assert failures == []
+    assert len(workspace.history()) == 31

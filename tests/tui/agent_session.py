@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.llm.usage import Usage
-from workbench.session.config import SessionConfig, load_config, write_config
+from workbench.session.config import AgentConfig, load_config, write_config
 from workbench.session.events import (
     EvalFinished,
     EvalStarted,
@@ -103,9 +103,8 @@ def agent_session(
     ref = new_session(root, TASK, TEMPLATE, session_id=session_id, created=CREATED)
     settings: dict[str, object] = {"provider": "anthropic", "model": MODEL, "max_turns": MAX_TURNS, "max_usd": 5.0}
     settings.update(agent)
-    config = load_config(ref.dir).model_dump()
-    config.update(driver="agent", command=None, **settings)
-    write_config(ref.dir, SessionConfig.model_validate(config))
+    config = load_config(ref.dir).model_copy(update={"driver_config": AgentConfig.model_validate(settings)})
+    write_config(ref.dir, config)
     shas = [first_sha(ref), *commit_solutions(ref, [KERNEL], author="agent")]
     written = write_events(ref, agent_events(shas, unpriced))
     if finished:

@@ -11,6 +11,7 @@ import pytest
 from textual.widgets import Static, TabbedContent
 
 from workbench import paths
+from workbench.session.config import load_config
 from workbench.session.eventlog import read_log
 from workbench.session.events import ModelCall, ToolCall
 from workbench.session.layout import SessionRef
@@ -24,8 +25,7 @@ from .conftest import SIZE, settle
 
 def _agent_example() -> Path:
     for folder in sorted((paths.REPO_ROOT / "sessions" / "examples").iterdir()):
-        config = folder / "session.toml"
-        if config.is_file() and 'driver = "agent"' in config.read_text(encoding="utf-8"):
+        if (folder / "session.toml").is_file() and load_config(folder).driver == "agent":
             return folder
     raise AssertionError("no agent session in sessions/examples")
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.errors import UsageError
+from workbench.llm import prices
 from workbench.llm.usage import Usage
 from workbench.session.config import AgentConfig, TokenPrice
 from workbench.session.events import ModelCall
@@ -22,8 +23,6 @@ Pricer = Callable[[str, Usage], float]  # model, usage -> dollars; raises a Usag
 
 def table_pricer() -> Pricer:
     """Prices from the shipped table (workbench/llm/prices.toml)."""
-    from workbench.llm import prices
-
     table = prices.load_price_table()
 
     def price(model: str, usage: Usage) -> float:
@@ -42,7 +41,6 @@ def price_pricer(given: TokenPrice | None) -> Pricer:
     the shipped table for None."""
     if given is None:
         return table_pricer()
-    from workbench.llm import prices
 
     price = prices.ModelPrice(
         input=given.input,

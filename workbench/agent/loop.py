@@ -24,9 +24,11 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from workbench.agent.budget import Budget, Pricer, check_priced, session_pricer
+from workbench.agent.profile import SandboxedProfiler
 from workbench.agent.tools import Mode, Stopped, ToolBox, ToolOutcome, truncate
 from workbench.catalog import Catalog, Task
 from workbench.errors import WorkbenchError
+from workbench.harness.host.evaluate import default_workloads
 from workbench.llm import (
     AssistantTurn,
     Conversation,
@@ -39,6 +41,7 @@ from workbench.llm import (
     ToolResultsTurn,
     UserTurn,
 )
+from workbench.llm.factory import make_provider
 from workbench.llm.retry import RetryPolicy, call_with_retries
 from workbench.session.config import AgentConfig, SessionConfig
 from workbench.session.drivers import DriverContext, DriverFactory, DriverResult
@@ -77,8 +80,6 @@ def with_turns_left(content: str, turns_left: int) -> str:
 
 def default_provider(provider: str, model: str, base_url: str | None = None) -> Provider:
     """The real API behind `provider` (openai, openai-responses, anthropic); the key comes from the environment."""
-    from workbench.llm.factory import make_provider
-
     return make_provider(provider, model, base_url=base_url)
 
 
@@ -180,8 +181,6 @@ class AgentDriver:
         return DriverResult(reason)
 
     def _toolbox(self, ctx: DriverContext, task: Task) -> ToolBox:
-        from workbench.harness.host.evaluate import default_workloads
-
         config = ctx.config
         device = "cpu" if config.device == "cpu" else "cuda"
         workloads = list(config.workloads or default_workloads(task, device))
@@ -189,8 +188,6 @@ class AgentDriver:
         profiler = self.profiler
         mode = config.agent.mode if config.agent is not None else "code"
         if profiler is None and device != "cpu" and mode == "code":
-            from workbench.agent.profile import SandboxedProfiler
-
             profiler = SandboxedProfiler(config.device, ctx.session_dir.parent)
         return ToolBox(ctx, mode, workloads, task, profiler, registered)
 

@@ -25,8 +25,11 @@ from typing import Any, Protocol
 
 from workbench.agent.tools import Stopped, ToolError
 from workbench.catalog import Task
+from workbench.harness.host import sandbox
 from workbench.harness.host.child import die_with_parent
+from workbench.harness.host.evaluate import hidden_paths
 from workbench.harness.host.sandbox import Launch
+from workbench.session.evaluation import LOCKS_DIR, device_lock
 
 # The host runs in the sandboxed solution process (it loads the agent's solution), so it lives with the
 # solution process's code; it is loaded from its file, the one file the sandbox binds of this package.
@@ -74,9 +77,6 @@ class SandboxedProfiler:
 
     def command(self, task: Task, scratch: Path) -> Launch:
         """The sandboxed launch (allow-list: `sandbox.isolate`), as the harness's solution process gets."""
-        from workbench.harness.host import sandbox
-        from workbench.harness.host.evaluate import hidden_paths
-
         env = self._environment()
         interpreter = sandbox.interpreter_paths(env)
         search_path = sandbox.import_path(interpreter)
@@ -90,8 +90,6 @@ class SandboxedProfiler:
         return launch
 
     def profile(self, task: Task, solution: Path, workload: str, stop: threading.Event) -> str:
-        from workbench.session.evaluation import LOCKS_DIR, device_lock
-
         axes = task.workload(workload).axes
         with device_lock(self.sessions_root / LOCKS_DIR, self.device), tempfile.TemporaryDirectory(prefix="d2k-profile-") as tmp:
             scratch = Path(tmp)

@@ -19,6 +19,7 @@ errors, one per call, before step N is answered (to test retries).
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +27,7 @@ from typing import Any
 
 from workbench import paths
 from workbench.llm import AssistantTurn, Conversation, ModelReply, ProviderError, ToolCallRequest, ToolResultsTurn
+from workbench.llm.prices import UnpricedModel
 from workbench.llm.usage import Usage
 
 Step = AssistantTurn | ProviderError | Callable[[Conversation], "AssistantTurn | ProviderError"]
@@ -34,8 +36,6 @@ _ids = itertools.count(1)
 
 def call(name: str, raw: str | None = None, **arguments: Any) -> ToolCallRequest:
     """A tool call request; `raw` sends that text as the arguments instead (None arguments when not a JSON object)."""
-    import json
-
     if raw is not None:
         try:
             parsed = json.loads(raw)
@@ -111,7 +111,6 @@ class ScriptedProvider:
 
 def flat_pricer(usd_per_call: float, model: str = "scripted-model") -> Callable[[str, Usage], float]:
     """A price table with one model that costs the same for every call (for budget tests)."""
-    from workbench.llm.prices import UnpricedModel
 
     def price(name: str, usage: Usage) -> float:
         if name != model:

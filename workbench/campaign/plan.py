@@ -14,9 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from workbench.agent import default_provider
+from workbench.agent.budget import check_priced, price_pricer
 from workbench.campaign.spec import Campaign, CampaignError, ModelEntry
 from workbench.catalog import Catalog, GuidanceConfig
-from workbench.errors import WorkbenchError
+from workbench.errors import UsageError, WorkbenchError
+from workbench.judge.providers import make_judge_provider
+from workbench.llm.usage import Usage
 
 UnitKind = Literal["code", "design"]
 CONFIG_SLUG = {"none": "none", "L1": "L1", "L1+L2": "L1L2", "L1+L2+L3": "L1L2L3"}
@@ -107,10 +111,6 @@ class UnitEstimate:
 def estimate(campaign: Campaign, unit: Unit) -> UnitEstimate:
     """A rough cost and GPU time from the campaign's [estimate] assumptions (per turn, times the expected
     turns); design runs use no GPU; judging adds its own dollars."""
-    from workbench.agent.budget import price_pricer
-    from workbench.errors import UsageError
-    from workbench.llm.usage import Usage
-
     spec = campaign.spec
     est = spec.estimate
     turns = max(1.0, spec.max_turns * est.turns)
@@ -133,9 +133,6 @@ def preflight(campaign: Campaign) -> None:
     """Before anything runs: every model's provider can be built (its API key is set) and has a price (its
     own, the table's, or `allow_unpriced`), and so can the judge's. UsageError naming the model otherwise:
     without this, every session of a model with a missing key would fail and use up its retries."""
-    from workbench.agent import default_provider
-    from workbench.agent.budget import check_priced, price_pricer
-
     spec = campaign.spec
     for model in spec.models:
         try:
@@ -144,8 +141,6 @@ def preflight(campaign: Campaign) -> None:
         except WorkbenchError as exc:
             raise CampaignError(campaign.path, f"model {model.name}: {exc.message}", key="models") from None
     if spec.judge is not None:
-        from workbench.judge.providers import make_judge_provider
-
         try:
             make_judge_provider(spec.judge.provider, spec.judge.model, spec.judge.base_url)
         except WorkbenchError as exc:

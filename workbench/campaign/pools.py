@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from workbench.errors import UsageError
+
 Step = Literal["run", "judge"]
 TAIL_CHARS = 2000
 
@@ -122,8 +124,6 @@ def local_gpus() -> dict[int, str]:
 def choose_gpus(present: dict[int, str], wanted: Literal["all"] | list[int], model: str | None) -> list[int]:
     """The GPU indices a campaign uses here: `wanted` among those present, of `model` when given; without a
     model they must share one name (paired sessions are compared on one device model)."""
-    from workbench.errors import UsageError
-
     chosen = sorted(present) if wanted == "all" else [i for i in wanted if i in present]
     if model is not None:
         chosen = [i for i in chosen if model.lower() in present[i].lower()]
@@ -172,10 +172,8 @@ class RayPool:
         gpu_model: str | None = None,
     ) -> None:
         try:
-            import ray
+            import ray  # noqa: PLC0415 (optional heavy dependency, only the ray executor needs it)
         except ImportError:
-            from workbench.errors import UsageError
-
             raise UsageError("--executor ray needs Ray: pip install 'ray>=2.40'") from None
         self._ray = ray
         self._gpu_model = gpu_model  # Ray's accelerator_type: the nodes' GPUs of that model only

@@ -20,11 +20,17 @@ import shutil
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from workbench.agent import agent_driver, agent_outcome
 from workbench.campaign.plan import Unit
 from workbench.campaign.spec import Campaign
 from workbench.catalog import Catalog
+from workbench.judge.providers import make_judge_provider
+from workbench.judge.sessions import NothingToJudge, judge_session
 from workbench.session.config import CONFIG_NAME
+from workbench.session.create import create_session
 from workbench.session.eventlog import LOG_NAME
+from workbench.session.runner import Runner, stop_on_signals
+from workbench.session.state import SessionState
 from workbench.session.store import SessionStore
 
 UnitState = Literal["pending", "interrupted", "running", "finished", "failed", "judged"]
@@ -48,9 +54,6 @@ def store_for(campaign: Campaign) -> SessionStore:
 
 def unit_status(campaign: Campaign, unit: Unit, store: SessionStore | None = None) -> UnitStatus:
     """What the disk says about a unit (read-only; safe while other processes run units)."""
-    from workbench.agent import agent_outcome
-    from workbench.session.state import SessionState
-
     store = store or store_for(campaign)
     session_dir = campaign.sessions_dir / unit.session_id
     if not (session_dir / CONFIG_NAME).is_file():
@@ -86,8 +89,6 @@ def unit_status(campaign: Campaign, unit: Unit, store: SessionStore | None = Non
 def ensure_session(campaign: Campaign, catalog: Catalog, unit: Unit, store: SessionStore) -> None:
     """Create the unit's session unless it exists. A directory left half-made by a crash during creation
     (no session.toml, or no log and no workspace) held no model call and is made again."""
-    from workbench.session.create import create_session
-
     spec = campaign.spec
     session_dir = campaign.sessions_dir / unit.session_id
     if session_dir.exists():
@@ -113,9 +114,6 @@ def ensure_session(campaign: Campaign, catalog: Catalog, unit: Unit, store: Sess
 
 def run_unit(campaign: Campaign, catalog: Catalog, unit: Unit) -> UnitStatus:
     """Create (once) and run or resume the unit's session to its end; returns its status afterwards."""
-    from workbench.agent import agent_driver
-    from workbench.session.runner import Runner, stop_on_signals
-
     store = store_for(campaign)
     before = unit_status(campaign, unit, store)
     if before.state in ("finished", "judged", "running"):
@@ -130,9 +128,6 @@ def run_unit(campaign: Campaign, catalog: Catalog, unit: Unit) -> UnitStatus:
 
 def judge_unit(campaign: Campaign, catalog: Catalog, unit: Unit) -> UnitStatus:
     """Judge the unit's finished session with the campaign's judge model, once (a verdict on record is kept)."""
-    from workbench.judge.providers import make_judge_provider
-    from workbench.judge.sessions import NothingToJudge, judge_session
-
     judge = campaign.spec.judge
     store = store_for(campaign)
     status = unit_status(campaign, unit, store)

@@ -24,8 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench import paths
+from workbench.catalog import Catalog
+from workbench.judge.sessions import judge_session, record_review
 from workbench.llm import AssistantTurn, Conversation, ModelReply, ProviderError
 from workbench.llm.usage import Usage
+from workbench.session.config import load_config, write_config
+from workbench.session.export import check_target
+from workbench.session.layout import BUNDLE_NAME
+from workbench.session.store import SessionStore
 
 Step = str | ProviderError | Callable[[Conversation], "str | ProviderError"]
 DEFAULT_USAGE = Usage(uncached_input=9000, output=900)
@@ -184,13 +190,6 @@ def record_example(dest: Path, source: Path | None = None) -> Path:
     example `SOURCE_EXAMPLE` under the id `EXAMPLE_ID`, then through the real code path (judge_session and
     record_review on a copy in a scratch sessions root) a zero verdict on its failing revision 2, the scripted
     judge's verdict on its submission (one re-ask) and two reviews."""
-    from workbench.catalog import Catalog
-    from workbench.judge.sessions import judge_session, record_review
-    from workbench.session.config import load_config, write_config
-    from workbench.session.export import check_target
-    from workbench.session.layout import BUNDLE_NAME
-    from workbench.session.store import SessionStore
-
     source = source or paths.REPO_ROOT / "sessions" / "examples" / SOURCE_EXAMPLE
     check_target(dest)
     with tempfile.TemporaryDirectory(prefix="d2k-judge-example-") as scratch:

@@ -67,7 +67,7 @@ _PLAIN_BLOCKS = {"text", "tool_use"}
 def make_anthropic_client(base_url: str | None, timeout_s: float) -> anthropic.Anthropic:
     """An SDK client with no retries of its own. The key comes from ANTHROPIC_API_KEY (the SDK reads it, or
     its other credential sources); a `base_url` with no key in the environment gets a placeholder key."""
-    import anthropic
+    import anthropic  # noqa: PLC0415 (heavy anthropic SDK: loaded only when a provider is used)
 
     in_env = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
     api_key = PLACEHOLDER_API_KEY if base_url is not None and not in_env else None
@@ -252,7 +252,7 @@ class AnthropicProvider:
         self._client = client if client is not None else make_anthropic_client(base_url, timeout_s)
 
     def complete(self, conversation: Conversation) -> ModelReply:
-        import anthropic
+        import anthropic  # noqa: PLC0415 (heavy anthropic SDK: loaded only when a provider is used)
 
         request = to_request(
             conversation, self.model, max_output_tokens=self.max_output_tokens, thinking_budget=self.thinking_budget

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
 from workbench.errors import UsageError
-from workbench.llm.openai_chat import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_S
+from workbench.llm.anthropic_messages import AnthropicProvider
+from workbench.llm.openai_chat import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_S, OpenAIChatProvider
+from workbench.llm.openai_responses import OpenAIResponsesProvider
 from workbench.llm.provider import Provider
 
 ProviderName = Literal["openai", "openai-responses", "anthropic"]
@@ -33,20 +35,14 @@ def make_provider(
     """The provider `name` for `model`. Raises UsageError for an unknown name or a missing API key.
     `extra_request`: fields merged over every request (the judge's structured-output schema, a temperature)."""
     if name == "openai":
-        from workbench.llm.openai_chat import OpenAIChatProvider
-
         return OpenAIChatProvider(
             model, base_url=base_url, timeout_s=timeout_s, max_output_tokens=max_output_tokens, extra_request=extra_request
         )
     if name == "openai-responses":
-        from workbench.llm.openai_responses import OpenAIResponsesProvider
-
         return OpenAIResponsesProvider(
             model, base_url=base_url, timeout_s=timeout_s, max_output_tokens=max_output_tokens, extra_request=extra_request
         )
     if name == "anthropic":
-        from workbench.llm.anthropic_messages import AnthropicProvider
-
         return AnthropicProvider(
             model, base_url=base_url, timeout_s=timeout_s, max_output_tokens=max_output_tokens, extra_request=extra_request
         )

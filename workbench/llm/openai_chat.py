@@ -81,7 +81,7 @@ def request_id_of(raw: Any) -> str | None:
 def make_openai_client(base_url: str | None, timeout_s: float) -> openai.OpenAI:
     """An SDK client with no retries of its own. The key comes from OPENAI_API_KEY (the SDK reads it); a
     `base_url` with the variable unset gets a placeholder key, for local servers that need none."""
-    import openai
+    import openai  # noqa: PLC0415 (heavy openai SDK: loaded only when a provider is used)
 
     api_key = PLACEHOLDER_API_KEY if base_url is not None and not os.environ.get("OPENAI_API_KEY") else None
     try:
@@ -226,7 +226,7 @@ class OpenAIChatProvider:
         self._client = client if client is not None else make_openai_client(base_url, timeout_s)
 
     def complete(self, conversation: Conversation) -> ModelReply:
-        import openai
+        import openai  # noqa: PLC0415 (heavy openai SDK: loaded only when a provider is used)
 
         request = to_request(
             conversation, self.model, max_output_tokens=self.max_output_tokens, reasoning_effort=self.reasoning_effort

@@ -227,7 +227,7 @@ class OpenAIResponsesProvider:
         self._client = client if client is not None else make_openai_client(base_url, timeout_s)
 
     def complete(self, conversation: Conversation) -> ModelReply:
-        import openai
+        import openai  # noqa: PLC0415 (heavy openai SDK: loaded only when a provider is used)
 
         request = to_request(
             conversation,

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+from rich.table import Table as RichTable
+from rich.text import Text
 
 from workbench.errors import UsageError
 from workbench.llm.usage import Spend
@@ -387,9 +389,6 @@ def build_tables(results: Results, only: Sequence[str] = ()) -> list[Table]:
 
 def rich_tables(tables: Sequence[Table]) -> list[Any]:
     """One rich Table per table (title above, notes as the caption)."""
-    from rich.table import Table as RichTable
-    from rich.text import Text
-
     rendered = []
     for table in tables:
         out = RichTable(

@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,10 +68,15 @@ class CommitInfo:
 
 
 class Workspace:
-    """A GitPython repository with the few operations a session needs."""
+    """A GitPython repository with the few operations a session needs.
+
+    Thread-safe: GitPython's Repo reads objects through long-lived `git cat-file` processes whose pipes two
+    threads must not share (the runner commits while its evaluation thread reads a revision's file; an
+    interleaved read returns another object's bytes), so every operation holds the workspace's lock."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._lock = threading.RLock()
         try:
             self.repo = Repo(self.path)
         except (InvalidGitRepositoryError, NoSuchPathError):
@@ -116,74 +122,80 @@ class Workspace:
     def commit_all(self, author: str, message: str, secrets: Mapping[str, str] | None = None) -> CommitInfo | None:
         """Stage everything (honouring .gitignore) and commit it; None when nothing changed. Raises
         SecretInWorkspace (and stages nothing) when a staged file holds one of `secrets`' values."""
-        if not Path(self.repo.git_dir).is_dir():
-            raise WorkspaceError(f"the workspace {self.path} is gone: nothing committed")
-        git = self.repo.git
-        with git.custom_environment(**self._identity(author)):
-            git.add("-A")
-            staged = git.diff("--cached", "--name-only")
-            if not staged:
-                return None
-            for name in staged.splitlines():
-                path = self.path / name
-                found = find_secret(path.read_bytes(), secrets or {}) if path.is_file() else None
-                if found is not None:
-                    git.reset("-q")
-                    raise SecretInWorkspace(f"{name} holds the value of {found}")
-            git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty-message", "-m", message)
-        return self.commit_info(self.repo.head.commit.hexsha)
+        with self._lock:
+            if not Path(self.repo.git_dir).is_dir():
+                raise WorkspaceError(f"the workspace {self.path} is gone: nothing committed")
+            git = self.repo.git
+            with git.custom_environment(**self._identity(author)):
+                git.add("-A")
+                staged = git.diff("--cached", "--name-only")
+                if not staged:
+                    return None
+                for name in staged.splitlines():
+                    path = self.path / name
+                    found = find_secret(path.read_bytes(), secrets or {}) if path.is_file() else None
+                    if found is not None:
+                        git.reset("-q")
+                        raise SecretInWorkspace(f"{name} holds the value of {found}")
+                git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty-message", "-m", message)
+            return self.commit_info(self.repo.head.commit.hexsha)
 
     def problem(self) -> str | None:
         """None when the repository works (HEAD resolves), else what git says is wrong."""
-        try:
-            self.repo.git.rev_parse("--verify", "HEAD")
-        except GitCommandError as exc:
-            return (exc.stderr or str(exc)).strip().splitlines()[-1][:200]
-        return None
+        with self._lock:
+            try:
+                self.repo.git.rev_parse("--verify", "HEAD")
+            except GitCommandError as exc:
+                return (exc.stderr or str(exc)).strip().splitlines()[-1][:200]
+            return None
 
     def head(self) -> str | None:
-        try:
-            return self.repo.head.commit.hexsha
-        except ValueError:
-            return None
+        with self._lock:
+            try:
+                return self.repo.head.commit.hexsha
+            except ValueError:
+                return None
 
     def history(self) -> list[CommitInfo]:
         """Every commit on the first-parent line from the first to HEAD, oldest first."""
-        if self.head() is None:
-            return []
-        raw = self.repo.git.log(
-            "--first-parent",
-            "--reverse",
-            "--root",
-            "--name-only",
-            "--no-renames",
-            f"--format={_SEP_RECORD}%H{_SEP_FIELD}%an{_SEP_FIELD}%at{_SEP_FIELD}%B{_SEP_FIELD}",
-        )
-        commits = []
-        for record in raw.split(_SEP_RECORD)[1:]:
-            sha, author, when, message, names = record.split(_SEP_FIELD)
-            files = [line for line in names.splitlines() if line.strip()]
-            commits.append(CommitInfo(sha, author, message.strip(), files, int(when)))
-        return commits
+        with self._lock:
+            if self.head() is None:
+                return []
+            raw = self.repo.git.log(
+                "--first-parent",
+                "--reverse",
+                "--root",
+                "--name-only",
+                "--no-renames",
+                f"--format={_SEP_RECORD}%H{_SEP_FIELD}%an{_SEP_FIELD}%at{_SEP_FIELD}%B{_SEP_FIELD}",
+            )
+            commits = []
+            for record in raw.split(_SEP_RECORD)[1:]:
+                sha, author, when, message, names = record.split(_SEP_FIELD)
+                files = [line for line in names.splitlines() if line.strip()]
+                commits.append(CommitInfo(sha, author, message.strip(), files, int(when)))
+            return commits
 
     def commit_info(self, sha: str) -> CommitInfo:
-        commit = self.repo.commit(sha)
-        names = self.repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--root", "--no-renames", sha)
-        return CommitInfo(
-            commit.hexsha,
-            commit.author.name or "",
-            str(commit.message).strip(),
-            [n for n in names.splitlines() if n.strip()],
-            int(commit.authored_date),
-        )
+        with self._lock:
+            commit = self.repo.commit(sha)
+            names = self.repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--root", "--no-renames", sha)
+            return CommitInfo(
+                commit.hexsha,
+                commit.author.name or "",
+                str(commit.message).strip(),
+                [n for n in names.splitlines() if n.strip()],
+                int(commit.authored_date),
+            )
 
     def read_bytes(self, sha: str, path: str) -> bytes | None:
         """A file's content at a commit, or None when it does not exist there."""
-        try:
-            blob = self.repo.commit(sha).tree / path
-        except KeyError:
-            return None
-        return bytes(blob.data_stream.read())
+        with self._lock:
+            try:
+                blob = self.repo.commit(sha).tree / path
+            except KeyError:
+                return None
+            return bytes(blob.data_stream.read())
 
     def read_text(self, sha: str, path: str) -> str | None:
         data = self.read_bytes(sha, path)
@@ -191,17 +203,19 @@ class Workspace:
 
     def files_at(self, sha: str) -> dict[str, bytes]:
         """Every file of a commit's tree, path -> content."""
-        return {
-            str(item.path): bytes(item.data_stream.read())  # type: ignore[union-attr]
-            for item in self.repo.commit(sha).tree.traverse()
-            if item.type == "blob"  # type: ignore[union-attr]
-        }
+        with self._lock:
+            return {
+                str(item.path): bytes(item.data_stream.read())  # type: ignore[union-attr]
+                for item in self.repo.commit(sha).tree.traverse()
+                if item.type == "blob"  # type: ignore[union-attr]
+            }
 
     def export_bundle(self, dest: Path) -> Path:
         """Write the whole history to one git bundle file (safe to commit inside another repository)."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        self.repo.git.bundle("create", str(dest.resolve()), "--all")
-        return dest
+        with self._lock:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            self.repo.git.bundle("create", str(dest.resolve()), "--all")
+            return dest
 
     @classmethod
     def from_bundle(cls, bundle: Path, cache_root: Path | None = None) -> Workspace:

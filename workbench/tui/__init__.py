@@ -12,7 +12,7 @@ from pathlib import Path
 
 def run_app(tasks_dir: Path | None = None, guidance_dir: Path | None = None, sessions_dir: Path | None = None) -> None:
     """Open the workbench in this terminal (blocks until the user quits)."""
-    from workbench.tui.app import WorkbenchApp
-    from workbench.tui.context import WorkbenchContext
+    from workbench.tui.app import WorkbenchApp  # noqa: PLC0415 (Textual loads when the app opens, not with the package)
+    from workbench.tui.context import WorkbenchContext  # noqa: PLC0415 (Textual loads when the app opens, not with the package)
 
     WorkbenchApp(WorkbenchContext.from_roots(tasks_dir, guidance_dir, sessions_dir)).run()

@@ -184,8 +184,8 @@ class TimedSessionView(SessionViewScreen):
 
 
 async def _session_figures(root: Path, ref: SessionRef, result: TuiBench, opens: int, moves: int) -> None:
-    from workbench.tui.app import WorkbenchApp
-    from workbench.tui.context import WorkbenchContext
+    from workbench.tui.app import WorkbenchApp  # noqa: PLC0415 (Textual loads when the benchmark runs)
+    from workbench.tui.context import WorkbenchContext  # noqa: PLC0415 (Textual loads when the benchmark runs)
 
     app = WorkbenchApp(WorkbenchContext.from_roots(sessions_dir=root, examples_dir=None))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -20,8 +20,9 @@ from typing import Any
 import torch
 import triton
 import triton.language as tl
+from torch.profiler import ProfilerActivity, profile
 
-from workbench.harness.solution.timing import Clocks, Sleeper, TimingPlan, time_calls
+from workbench.harness.solution.timing import Clocks, Sleeper, TimingPlan, l2_flush_buffer, time_calls
 
 
 @triton.jit
@@ -97,10 +98,6 @@ def profiled_ms(fn: Callable[..., None], sets: list[dict[str, Any]], device: tor
     """Median over calls of the summed device time of one call's kernels, from the profiler's activity
     records: each call is flushed and synchronised outside the profiled region, so only its own kernels
     are in it."""
-    from torch.profiler import ProfilerActivity, profile
-
-    from workbench.harness.solution.timing import l2_flush_buffer
-
     flush = l2_flush_buffer(device)
     for args in sets:
         fn(**args)  # compiled and warm

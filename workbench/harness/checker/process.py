@@ -26,10 +26,25 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import torch
+import triton
 
+from workbench.catalog.loader import load_task
+from workbench.catalog.modules import import_file
+from workbench.catalog.task import TensorArg
 from workbench.harness.checker import host_times
+from workbench.harness.checker.correctness import (
+    CheckerOutOfMemory,
+    TaskFault,
+    TrialFailure,
+    WorkloadChecker,
+    output_specs,
+    task_code_failed,
+)
 from workbench.harness.checker.crosscheck import NULL_CALLS, NullCalibration, cross_check
 from workbench.harness.checker.host_times import HostDelta
+from workbench.harness.checker.remote import RemoteSolution, SolutionFailure
+from workbench.harness.policy import checker as policy_checker
+from workbench.harness.protocol.devices import expert_floor_ms, peaks_for, reference_floor_ms
 from workbench.harness.protocol.messages import PROGRESS_PREFIX, EvalRequest, WorkerResult
 from workbench.harness.protocol.report import EvalReport, Status, TimingStats, Violation, WorkloadResult, overall_status
 from workbench.harness.solution.timing import (
@@ -38,16 +53,17 @@ from workbench.harness.solution.timing import (
     CoverPlan,
     Method,
     TimingPlan,
+    busy_probe_ms,
+    capture_graphs,
     choose_mode,
     graph_fallback,
     measure,
     time_calls,
+    wait_until_idle,
 )
 
 if TYPE_CHECKING:
     from workbench.catalog.task import Task, Workload
-    from workbench.harness.checker.correctness import WorkloadChecker
-    from workbench.harness.checker.remote import RemoteSolution
 
 CLOCKS = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchronize=torch.cuda.synchronize)
 REFRESH_TRIAL = 1000  # trial number of the profiled re-check after timing
@@ -92,8 +108,6 @@ def task_fault_message(exc: BaseException, task_dir: Path) -> str:
 
 
 def versions() -> dict[str, str]:
-    import triton
-
     return {"python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__}
 
 
@@ -114,10 +128,6 @@ def main(argv: list[str]) -> int:
     request = EvalRequest.model_validate_json(sys.stdin.read())
     started = CLOCKS.perf_counter()
     deadline = time.monotonic() + request.timeout_s
-    from workbench.catalog.loader import load_task
-    from workbench.catalog.modules import import_file
-    from workbench.harness.checker.remote import RemoteSolution
-    from workbench.harness.policy import checker as policy_checker
 
     device = torch.device(request.device)
     try:
@@ -167,8 +177,6 @@ def main(argv: list[str]) -> int:
 
     idle = None
     if device.type == "cuda" and request.timing:
-        from workbench.harness.solution.timing import busy_probe_ms
-
         idle = busy_probe_ms(device, CLOCKS)  # the device as no solution process has touched it
     solution = RemoteSolution(solution_file, device, deadline, request.timeout_s, hidden=[Path(p) for p in request.hidden])
     progress("starting the solution process")
@@ -199,9 +207,6 @@ def _evaluate(
     started: float,
     idle_probe_ms: float | None,
 ) -> int:
-    from workbench.harness.checker.correctness import CheckerOutOfMemory, TaskFault, TrialFailure, WorkloadChecker, output_specs
-    from workbench.harness.checker.remote import SolutionFailure
-
     timed = device.type == "cuda" and request.timing
     nulls: dict[tuple[str, Method], NullCalibration] = {}
     try:
@@ -374,11 +379,6 @@ def time_workload(
     """Time the solution (in its process, cross-checked here); check the sampled calls; the method used.
 
     The reference is timed later (`time_reference`), once the solution process is gone."""
-    from workbench.harness.checker.correctness import TrialFailure
-    from workbench.harness.checker.remote import SolutionFailure
-    from workbench.harness.protocol.devices import expert_floor_ms, peaks_for, reference_floor_ms
-    from workbench.harness.solution.timing import capture_graphs
-
     declared = task.spec.timing.mode
     for slot, k in zip(TIMING_SLOTS, range(len(TIMING_SLOTS)), strict=True):
         checker.send(slot, checker.fresh_inputs(500 + k), timed=True)
@@ -480,9 +480,6 @@ def time_reference(
 ) -> None:
     """Time the reference here, with no solution process alive, once the device is as idle as it was
     before the solution process started (`wait_until_idle`); reuse a fresh earlier figure measured so."""
-    from workbench.harness.checker.correctness import task_code_failed
-    from workbench.harness.solution.timing import wait_until_idle
-
     name = checker.workload.name
     with phase(result, "reference_timing"):
         earlier = [t for t in request.reference_timings if t.matches(name, method, report.device_name, report.versions)]
@@ -507,8 +504,6 @@ def time_reference(
 def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
     """The reference's arguments for timing: the inputs, with copies of the state inputs it updates in place
     (the originals stay pristine: sampled timed calls of the solution are checked against them)."""
-    from workbench.catalog.task import TensorArg
-
     state = {a.name for a in task.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
     return {a.name: inputs[a.name].clone() if a.name in state else inputs[a.name] for a in task.spec.signature.inputs}
 

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from workbench import paths
+from workbench.harness.checker.host_times import descendants
 from workbench.harness.host import sandbox
 from workbench.harness.host.child import die_with_parent
 from workbench.harness.protocol.replies import (
@@ -249,8 +250,6 @@ class RemoteSolution:
 
     def pids(self) -> list[int]:
         """The solution's process tree (the sandbox's processes and the interpreter), for /proc readings."""
-        from workbench.harness.checker.host_times import descendants
-
         return descendants(self.process.pid) if self.process is not None else []
 
     def init(self) -> None:

@@ -6,13 +6,12 @@ profile tool) can start children without importing torch.
 
 from __future__ import annotations
 
+import ctypes
 import signal
 
 
 def die_with_parent() -> None:
     """Ask the kernel to SIGKILL this process when its parent dies (call in a child before exec)."""
-    import ctypes
-
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG

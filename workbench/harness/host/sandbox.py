@@ -77,9 +77,12 @@ Imports only the standard library and `workbench.paths` (no torch; note that imp
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import fcntl
 import functools
 import glob
+import importlib.util
 import os
 import pwd
 import re
@@ -476,8 +479,6 @@ def _in_kernel_folder(path: Path) -> bool:
 
 def _import_root(package: str) -> Path | None:
     """The import-path entry that holds `package`, or None when it is not installed."""
-    import importlib.util
-
     try:
         spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):
@@ -525,8 +526,6 @@ def module_files(modules: Sequence[str], import_root: Path | None = None) -> lis
     imported from), of their packages' __init__ files, and of every module of that root they import
     (followed through the whole tree, imports inside functions included; read from the source, so a
     module that imports more is followed at the next evaluation without a list to keep)."""
-    import ast
-
     root = import_root or paths.IMPORT_ROOT
     tops = {name.split(".")[0] for name in modules}
 
@@ -604,8 +603,6 @@ def _pipe(data: bytes) -> int:
     read, write = os.pipe()
     try:
         if len(data) > 60_000:
-            import fcntl
-
             fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, ARGS_PIPE_LIMIT)
         view = memoryview(data)
         while view:

@@ -13,13 +13,23 @@ This module imports torch and Triton; the checker never imports it (it reads res
 from __future__ import annotations
 
 import builtins
+import enum
+import functools
 import importlib
 import json
+import operator
 import sys
 import tomllib
 import types
 from pathlib import Path
 from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.jit import JITFunction
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 HERE = Path(__file__).resolve().parent
 ALLOW_TOML = HERE / "allow.toml"
@@ -111,9 +121,6 @@ def _under(name: str, prefixes: tuple[str, ...] | list[str] | set[str]) -> bool:
 
 
 def _refused_identities() -> dict[int, str]:
-    import functools
-    import operator
-
     found = {id(getattr(builtins, name)): f"builtins.{name}" for name in REFUSED_BUILTINS}
     for name in ("attrgetter", "itemgetter", "methodcaller"):
         found[id(getattr(operator, name))] = f"operator.{name}"
@@ -202,23 +209,14 @@ def _public_members(module: types.ModuleType, defined_under: str) -> list[str]:
 
 
 def enumlike() -> tuple[type, ...]:
-    import enum
-
     return (enum.Enum,)
 
 
 def _samples() -> list[object]:
     """Instances whose attributes count as library attributes: a kernel, its wrappers, a config."""
-    import torch
-    import triton
-    import triton.language as tl
-    from triton.tools.tensor_descriptor import TensorDescriptor
 
     def sample(x_ptr, BLOCK: tl.constexpr):  # type: ignore[no-untyped-def]
         tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros([BLOCK], dtype=tl.float32))
-
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
 
     found: list[object] = [triton.Config({"BLOCK": 16}), torch.empty(2, 2)]
     for kernel in (JITFunction(sample), InterpretedFunction(sample)):  # whatever TRITON_INTERPRET says
@@ -230,9 +228,6 @@ def _samples() -> list[object]:
 
 
 def build() -> dict[str, Any]:
-    import torch
-    import triton
-
     config = tomllib.loads(ALLOW_TOML.read_text())
     modules: dict[str, dict[str, Any]] = config["modules"]
     allowed_modules = set(modules)

@@ -181,7 +181,7 @@ class LaunchCounter:
             self._uninstall = lambda: setattr(triton.knobs.runtime, "launch_enter_hook", previous)
 
     def _install_interpreter(self) -> None:
-        from triton.runtime import interpreter
+        from triton.runtime import interpreter  # noqa: PLC0415 (only under the Triton interpreter)
 
         original = interpreter.InterpretedFunction.run
         counter = self

@@ -14,6 +14,7 @@ not (a timed call that was not sampled), so a solution cannot tell a checked cal
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 import time
@@ -24,9 +25,11 @@ from types import ModuleType
 from typing import Any
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
+from workbench.catalog.modules import import_file
 from workbench.harness.protocol.report import Violation
-from workbench.harness.solution.guard import CallRecord, Guard, compare_snapshots, snapshot
+from workbench.harness.solution.guard import ALLOWED_OPS, CallRecord, Guard, compare_snapshots, snapshot
 from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper
 from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed
 
@@ -55,8 +58,6 @@ def blocking_sync() -> None:
     """Make this process's device synchronisations sleep instead of spin (CU_CTX_SCHED_BLOCKING_SYNC on
     the primary context, before torch creates it), so that its CPU time, which the checker reads from
     /proc, is its own host work and not time spent waiting for the device (crosscheck.py)."""
-    import ctypes
-
     try:
         driver = ctypes.CDLL("libcuda.so.1")
         device = ctypes.c_int()
@@ -161,7 +162,7 @@ class Host:
             self.flush = torch.empty(2 * l2, dtype=torch.int8, device=self.device)
             self.sleeper = Sleeper(Clocks(PERF_COUNTER, torch.cuda.Event, torch.cuda.synchronize))  # before solution code
         if os.environ.get("TRITON_INTERPRET") == "1":
-            from workbench.harness.solution import interpreter_fix
+            from workbench.harness.solution import interpreter_fix  # noqa: PLC0415 (only under the Triton interpreter)
 
             interpreter_fix.install()
         self.solution_file = str(Path(message["solution"]).resolve())
@@ -171,8 +172,6 @@ class Host:
 
     def load(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
         """Import the solution under the guard; report import failures and patched torch entry points."""
-        from workbench.catalog.modules import import_file
-
         if self.guard is None:
             self.channel.send({"ok": False, "status": "runtime_error", "message": "load before init"})
             return
@@ -249,8 +248,6 @@ class Host:
         end = torch.cuda.Event(enable_timing=True) if cuda else None
         profiler = None
         if message.get("profile") and cuda:
-            from torch.profiler import ProfilerActivity, profile
-
             profiler = profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU])
             profiler.__enter__()
         started = PERF_COUNTER()
@@ -436,8 +433,6 @@ def foreign_kernels(profiler: Any, record: CallRecord) -> list[Violation]:
     A kernel is attributed to the outermost aten op on the CPU side that launched it; kernels of the
     allocation and glue ops the policy allows (zeros, zero_, contiguous, clone) are allowed.
     """
-    from workbench.harness.solution.guard import ALLOWED_OPS
-
     launched = set(record.launch_names)
     allowed_by_op: set[str] = set()
     attributed: set[str] = set()

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+from triton._C.libtriton import interpreter as native
+from triton.runtime import interpreter
 
 
 class OutOfBoundsAccess(RuntimeError):
@@ -61,8 +63,6 @@ _state = _State()
 
 def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
     """The tensors among a launch's (host) arguments: plain, in tuples and lists, descriptor bases."""
-    from triton.runtime import interpreter
-
     if depth > 8:
         return
     if isinstance(value, (tuple, list)):
@@ -134,9 +134,6 @@ def _itemsize(array: Any) -> int:
 
 def install() -> Callable[[], None]:
     """Check every memory access of interpreted kernels; returns a function that removes the checks."""
-    from triton._C.libtriton import interpreter as native
-    from triton.runtime import interpreter
-
     load, store, atomic_cas, atomic_rmw = native.load, native.store, native.atomic_cas, native.atomic_rmw
 
     def checked_load(pointers: Any, mask: Any, other: Any, dtype: Any) -> Any:

@@ -28,7 +28,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import triton
+import triton.language as tl
+from triton._C.libtriton import ir
+from triton.backends.compiler import GPUTarget
+from triton.compiler.compiler import ASTSource, make_backend
 from triton.compiler.errors import CompilationError as _TritonCompilationError
+from triton.runtime import interpreter
+from triton.runtime.jit import JITFunction, create_function_from_signature
 
 CAPABILITY = 90  # the H100/H200 the kernels are judged on
 WARP_SIZE = 32
@@ -68,8 +75,6 @@ _DELETE = object()  # an attribute the interpreter added (the class had none): r
 def _patch_owners() -> list[Any]:
     """What the interpreter's `_patch_lang` patches: triton.language, its core and math modules (their
     builtins and language functions) and four of core's classes."""
-    import triton.language as tl
-
     core = tl.core
     return [tl, core, tl.math, core.tensor, core.tensor_descriptor_base, core.condition, core.dtype]
 
@@ -77,8 +82,6 @@ def _patch_owners() -> list[Any]:
 def _is_interpreter_patch(name: str, value: Any) -> bool:
     """Whether `value` is one the interpreter's `_patch_lang` put there (all are defined in
     triton/runtime/interpreter.py, or `print` for static_print)."""
-    from triton.runtime import interpreter
-
     if name == "static_print" and value is builtins.print:
         return True
     if isinstance(value, functools.partial):
@@ -150,11 +153,6 @@ class KernelCompiler:
     """Compiles interpreted kernels with Triton's front end, once per kernel and specialisation."""
 
     def __init__(self) -> None:
-        from triton.backends.compiler import GPUTarget
-        from triton.compiler.compiler import make_backend
-        from triton.runtime import interpreter
-        from triton.runtime.jit import JITFunction
-
         self.interpreted_type: type = interpreter.InterpretedFunction
         self.target = GPUTarget("cuda", CAPABILITY, WARP_SIZE)
         self.backend = make_backend(self.target)
@@ -218,8 +216,6 @@ class KernelCompiler:
         under the interpreter they are InterpretedFunctions in their modules and, as methods, wrappers
         on tl.tensor; the code generator must find JITFunctions there."""
         if self.library is None:
-            import triton.language as tl
-
             found: list[tuple[Any, str, Any]] = []
             for name, module in list(sys.modules.items()):
                 if (name == "triton.language" or name.startswith("triton.language.")) and isinstance(module, types.ModuleType):
@@ -242,8 +238,6 @@ class KernelCompiler:
     def _compiling(self) -> Iterator[None]:
         """triton.language as a GPU build sees it, for the duration of one compile: without the
         interpreter's patches, with JITFunctions for its own @jit functions."""
-        import triton
-
         with _unpatched_language(self.pristine), self._library_as_jit():
             knobs = triton.knobs.runtime
             had_interpret = "interpret" in knobs.__dict__
@@ -278,8 +272,6 @@ class KernelCompiler:
         jitted = self.jit(kernel)
         binder = self.binders.get(kernel.fn)
         if binder is None:
-            from triton.runtime.jit import create_function_from_signature
-
             binder = self.binders[kernel.fn] = create_function_from_signature(jitted.signature, jitted.params, self.backend)
         converted = {k: self.as_jit(v) for k, v in kwargs.items()}
         bound_args, specialization, options = binder(*(self.as_jit(a) for a in args), **converted)
@@ -306,9 +298,6 @@ class KernelCompiler:
         raise CompilationError(failure)
 
     def _compile(self, jitted: Any, kwargs: dict[str, Any], bound_args: Any, specialization: Any, options: Any) -> None:
-        from triton._C.libtriton import ir
-        from triton.compiler.compiler import ASTSource
-
         backend = self.backend
         with self._compiling():
             options, signature, constexprs, attrs = jitted._pack_args(backend, kwargs, bound_args, specialization, options)

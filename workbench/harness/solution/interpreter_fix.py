@@ -38,6 +38,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import triton.language as tl
+from triton.runtime import interpreter
+from triton.runtime.autotuner import Autotuner
+
+from workbench.harness.solution import interpreter_bounds, interpreter_compile, interpreter_libdevice
 
 
 def _bf16_bits_to_fp32(data: np.ndarray) -> np.ndarray:
@@ -76,8 +81,6 @@ def _fp8_bits(values: np.ndarray, mantissa: int, bias: int, largest: float, nan_
 def _fp8_cast(data: np.ndarray, src: Any, dst: Any) -> np.ndarray | None:
     """`data` (the interpreter's storage of dtype `src`) cast to FP8 `dst` as uint8 bits, or None when the
     cast is not one this fix handles."""
-    import triton.language as tl
-
     target = _FP8_FORMATS.get(getattr(dst, "name", ""))
     if target is None:
         return None
@@ -92,9 +95,6 @@ def _fp8_cast(data: np.ndarray, src: Any, dst: Any) -> np.ndarray | None:
 
 def install() -> Callable[[], None]:
     """Patch the interpreter's dot and FP8 casts; returns a function that removes the patches."""
-    import triton.language as tl
-    from triton.runtime import interpreter
-
     builder = interpreter.InterpreterBuilder
     original = builder.create_dot
 
@@ -113,8 +113,6 @@ def install() -> Callable[[], None]:
         if bits is None:
             return original_fp_to_fp(self, src, dst_type, rounding_mode)
         return interpreter.TensorHandle(bits, dst_type.scalar)
-
-    from workbench.harness.solution import interpreter_bounds, interpreter_libdevice
 
     builder.create_dot = create_dot
     builder.create_fp_to_fp = create_fp_to_fp
@@ -147,8 +145,6 @@ def _restore_nested_patches() -> Callable[[], None]:
     scope did not touch, so those patches outlive the launch. Harmless to the interpreter, but the code
     generator (`interpreter_compile`) must see triton.language unpatched. Here a helper's patches join
     the launch's scope (their first originals), which restores them with its own."""
-    from triton.runtime import interpreter
-
     original = interpreter._patch_lang
     launches: list[Any] = []  # the scope of the launch in progress
 
@@ -195,10 +191,6 @@ def _restore_nested_patches() -> Callable[[], None]:
 def _compile_before_interpreting() -> Callable[[], None]:
     """Compile each launched kernel for the GPU (once per kernel and specialisation) before the
     interpreter runs it; a kernel that does not compile raises `interpreter_compile.CompilationError`."""
-    from triton.runtime import interpreter
-
-    from workbench.harness.solution import interpreter_compile
-
     function = interpreter.InterpretedFunction
     original = function.run
     compiler = interpreter_compile.compiler()
@@ -218,8 +210,6 @@ def _compile_before_interpreting() -> Callable[[], None]:
 def _no_discarded_overflow_checks() -> Callable[[], None]:
     """Turn `sanitize_overflow` off in the interpreter's options while `debug` is off (the check's
     assertion is dropped then anyway); a no-op on a Triton whose interpreter has no such options."""
-    from triton.runtime import interpreter
-
     builder = getattr(interpreter, "interpreter_builder", None)
     options = getattr(builder, "options", None)
     if builder is None or not dataclasses.is_dataclass(options) or isinstance(options, type):
@@ -236,8 +226,6 @@ def _no_discarded_overflow_checks() -> Callable[[], None]:
 
 def _first_config_autotune() -> Callable[[], None]:
     """Make the autotuner's benchmark a no-op that ties every config, so the first one wins."""
-    from triton.runtime.autotuner import Autotuner
-
     original = Autotuner._bench
 
     def bench(self: Any, *args: Any, config: Any, **meta: Any) -> list[float]:

@@ -19,6 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import triton.language.extra.libdevice as portable
+from triton.language.extra.cuda import libdevice as cuda
+from triton.runtime import interpreter
 
 _F64 = np.float64
 
@@ -277,10 +280,6 @@ def _finish(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def install() -> Callable[[], None]:
     """Make libdevice work in interpreted kernels; returns a function that undoes it."""
-    import triton.language.extra.libdevice as portable
-    from triton.language.extra.cuda import libdevice as cuda
-    from triton.runtime import interpreter
-
     builder_type = interpreter.InterpreterBuilder
     original_extern = builder_type.create_extern_elementwise
     original_patch_lang = interpreter._patch_lang

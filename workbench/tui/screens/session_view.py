@@ -31,6 +31,7 @@ from workbench.session.workspace import WorkspaceError
 from workbench.tui.code_source import CodeSource
 from workbench.tui.messages import CodeLoaded, EventsArrived, SessionLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.screens.review import ReviewScreen
 from workbench.tui.timeline import Timeline
 from workbench.tui.transcript import event_line
 from workbench.tui.turns import format_usd, usage_text
@@ -340,8 +341,6 @@ class SessionViewScreen(WorkbenchScreen):
 
     def action_review(self) -> None:
         """The judge's verdict on the selected revision beside the expert solution (run, confirm, change)."""
-        from workbench.tui.screens.review import ReviewScreen
-
         self.app.push_screen(ReviewScreen(self.ref, self.query_one("#revisions", RevisionTable).selected_rev))
 
     def action_diff_base(self) -> None:

@@ -17,6 +17,7 @@ from workbench.session.store import SessionSummary
 from workbench.tui.costs import CostTracker
 from workbench.tui.messages import SessionsLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.screens.session_view import SessionViewScreen
 from workbench.tui.turns import AgentUsage
 
 REFRESH_S = 2.0
@@ -193,8 +194,6 @@ class SessionsScreen(WorkbenchScreen):
     def action_open(self) -> None:
         session_id = self.selected_id
         if session_id and session_id in self.refs:
-            from workbench.tui.screens.session_view import SessionViewScreen
-
             self.app.push_screen(SessionViewScreen(self.refs[session_id]))
 
     @on(DataTable.RowSelected, "#session-table")
