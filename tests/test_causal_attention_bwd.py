@@ -119,7 +119,15 @@ def test_inputs_are_deterministic_consistent_and_realistic() -> None:
         assert max(moved) > 1e-2, name
 
 
-@pytest.mark.parametrize(("B", "H", "S", "D"), [(1, 2, 64, 32), (1, 3, 100, 64), (2, 1, 20, 16), (1, 1, 97, 32)])
+@pytest.mark.parametrize(
+    ("B", "H", "S", "D"),
+    [
+        pytest.param(1, 2, 64, 32, marks=pytest.mark.slow),
+        pytest.param(1, 3, 100, 64, marks=pytest.mark.slow),
+        (2, 1, 20, 16),
+        (1, 1, 97, 32),
+    ],
+)
 def test_expert_and_naive_match_exact_in_process(B: int, H: int, S: int, D: int, exact_bf16_dot: None) -> None:
     d = inputs.make_inputs({"B": B, "H": H, "S": S, "D": D}, seed=S + D, device="cpu")
     oracle = reference.exact(**d)

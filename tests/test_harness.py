@@ -41,6 +41,7 @@ def test_honest_naive_solution_passes_every_smoke_workload() -> None:
     assert abs(sum(totals.values()) - report.duration_s) < 1e-6
 
 
+@pytest.mark.slow  # a whole CPU evaluation in worker processes (5-7 s on a 2-core CPU)
 def test_template_fails_with_a_clear_runtime_error() -> None:
     report = evaluate(TASK, TASK.file("template.py"), "cpu", ["smoke_b8_m64_n200"])
     assert report.status == "runtime_error"
@@ -49,6 +50,7 @@ def test_template_fails_with_a_clear_runtime_error() -> None:
     assert report.workloads[0].rel_err is None and report.workloads[0].max_abs_err is None
 
 
+@pytest.mark.slow  # a whole CPU evaluation in worker processes (5-7 s on a 2-core CPU)
 def test_the_cpu_solution_process_runs_one_thread(tmp_path: Path) -> None:
     if (os.cpu_count() or 1) < 2:
         pytest.skip("torch starts one thread on a 1-core machine anyway: nothing to tell apart")
@@ -183,6 +185,7 @@ def _eval_cli(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow  # a whole CPU evaluation in worker processes (5-7 s on a 2-core CPU)
 def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
     code, out, _ = _eval_cli(str(TASK.file("template.py")), "--device", "cpu", "--workload", "smoke_b8_m64_n200", "--json")
     assert code == 1

@@ -90,8 +90,8 @@ def test_inputs_are_deterministic_realistic_and_every_input_moves_the_output() -
     "wl",
     [
         SMALL,
-        {"B": 3, "L": 150, "H": 4, "DC": 32, "DR": 16, "DN": 16, "DV": 16},
-        {"B": 5, "L": 40, "H": 16, "DC": 64, "DR": 32, "DN": 32, "DV": 64},
+        pytest.param({"B": 3, "L": 150, "H": 4, "DC": 32, "DR": 16, "DN": 16, "DV": 16}, marks=pytest.mark.slow),
+        pytest.param({"B": 5, "L": 40, "H": 16, "DC": 64, "DR": 32, "DN": 32, "DV": 64}, marks=pytest.mark.slow),
     ],
 )
 def test_expert_and_naive_match_exact_in_process(wl: dict[str, int], interpreter: None) -> None:

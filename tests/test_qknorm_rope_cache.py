@@ -123,7 +123,13 @@ def test_batches_are_not_arange_and_slots_follow_a_block_table(T: int, P: int, N
 
 
 @pytest.mark.parametrize(
-    ("T", "Hq", "Hkv", "D", "R"), [(24, 4, 2, 64, 64), (20, 6, 2, 32, 16), (33, 4, 1, 48, 32), (8, 32, 8, 128, 64)]
+    ("T", "Hq", "Hkv", "D", "R"),
+    [
+        pytest.param(24, 4, 2, 64, 64, marks=pytest.mark.slow),  # 2-4 s each under the interpreter: the odd shape stays
+        pytest.param(20, 6, 2, 32, 16, marks=pytest.mark.slow),
+        (33, 4, 1, 48, 32),
+        pytest.param(8, 32, 8, 128, 64, marks=pytest.mark.slow),
+    ],
 )
 def test_expert_and_naive_match_exact_in_process(T: int, Hq: int, Hkv: int, D: int, R: int) -> None:
     d = inputs.make_inputs(workload(T, Hq, Hkv, D, R), seed=1, device="cpu")

@@ -627,6 +627,7 @@ def test_isolated_hidden_path_inside_a_bound_folder_stays_hidden(outside_dir: Pa
     assert json.loads(done.stdout) == {"top": ["secret", "shown.txt"], "secret": []}, done.stderr
 
 
+@pytest.mark.slow  # a sandboxed interpreter importing torch and triton (about 3 s; the plain sandbox's: below)
 @needs_bwrap
 def test_isolated_interpreter_imports_torch_triton_and_the_solution_side() -> None:
     modules = sandbox.module_files(["workbench.harness.solution.host"])

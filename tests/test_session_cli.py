@@ -227,6 +227,7 @@ main()
 """
 
 
+@pytest.mark.slow  # a real runner process until it is stopped (3-4 s on a 2-core CPU)
 def test_stop_ends_a_running_session_cleanly_and_says_so(root: Path) -> None:
     store = SessionStore(root, examples=None)
     created = run(root, "new", TASK, "--driver", "human", "--device", "cpu", "--json")

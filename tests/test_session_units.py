@@ -350,3 +350,12 @@ def test_a_workspace_is_safe_to_read_from_one_thread_while_another_commits(tmp_p
             reader.join()
     assert failures == []
     assert len(workspace.history()) == 31
+
+
+def test_a_commit_the_workspace_lacks_is_a_workspace_error_naming_it(tmp_path: Path) -> None:
+    workspace = Workspace.create(tmp_path / "ws", {"solution.py": "v = 0\n"}, "template", "template")
+    for missing in ("0" * 40, "f" * 40, "not-a-sha"):
+        with pytest.raises(WorkspaceError, match="is not in the workspace"):
+            workspace.read_bytes(missing, "solution.py")
+        with pytest.raises(WorkspaceError, match="is not in the workspace"):
+            workspace.commit_info(missing)

@@ -18,6 +18,7 @@ from workbench.harness.host import sandbox
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
+@pytest.mark.slow  # the profile host process in the sandbox, importing torch (about 5 s on a 2-core CPU)
 @pytest.mark.skipif(sandbox.status("cpu").kind != "bubblewrap", reason="bubblewrap cannot start here")
 def test_the_profile_host_starts_in_the_allow_list_sandbox(tmp_path: Path) -> None:
     task = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")

@@ -49,6 +49,7 @@ def test_the_padded_mean_cheat_needs_a_smoke_row_that_is_not_a_power_of_two() ->
     assert any(n & (n - 1) for n in widths), widths
 
 
+@pytest.mark.slow  # every case is a whole evaluation (5-14 s each on a 2-core CPU)
 @pytest.mark.parametrize("cheat", sorted(CASES))
 def test_add_rmsnorm_fp8_quant_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     status, text, workload = CASES[cheat]

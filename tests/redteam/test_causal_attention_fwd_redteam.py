@@ -49,6 +49,7 @@ def test_every_cheat_file_has_a_case() -> None:
     assert {p.stem for p in (HERE / "causal_attention_fwd_cheats").glob("*.py")} == set(CASES)
 
 
+@pytest.mark.slow  # every case is a whole evaluation (5-14 s each on a 2-core CPU)
 @pytest.mark.parametrize("cheat", sorted(CASES))
 def test_causal_attention_fwd_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     workload, reason = CASES[cheat]

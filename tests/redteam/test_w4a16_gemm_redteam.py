@@ -41,6 +41,7 @@ def test_every_cheat_file_has_a_case() -> None:
     assert {p.stem for p in (HERE / "w4a16_gemm_cheats").glob("*.py")} == set(CASES)
 
 
+@pytest.mark.slow  # every case is a whole evaluation (5-14 s each on a 2-core CPU)
 @pytest.mark.parametrize("cheat", sorted(CASES))
 def test_w4a16_gemm_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     report = evaluate(TASK, cheat_file(cheat, tmp_path), "cpu", [CASES[cheat]])

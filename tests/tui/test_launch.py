@@ -44,6 +44,7 @@ async def wait_until(pilot: Pilot[None], condition, timeout: float, what: str) -
         await pilot.pause(0.2)
 
 
+@pytest.mark.slow  # a real runner process and a CPU evaluation (about 25 s on a 2-core CPU)
 @pytest.mark.asyncio
 @pytest.mark.timeout(150)
 async def test_launch_human_session_and_see_a_revision_evaluated_live(

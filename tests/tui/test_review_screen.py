@@ -188,6 +188,7 @@ async def test_a_changed_score_writes_a_review_event_and_the_shown_score_changes
         assert last.review["score"] == 30.0
 
 
+@pytest.mark.slow  # a real judge subprocess (about 7 s on a 2-core CPU); the judge itself: tests/judge
 @pytest.mark.asyncio
 @pytest.mark.timeout(60)
 async def test_the_judge_runs_in_a_subprocess_with_progress_and_its_verdict_is_shown(

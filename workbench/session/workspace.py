@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from git import Repo
-from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from git import Commit, Repo
+from git.exc import BadName, BadObject, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 from workbench.errors import SessionError
 from workbench.session.secrets import find_secret
@@ -176,9 +176,19 @@ class Workspace:
                 commits.append(CommitInfo(sha, author, message.strip(), files, int(when)))
             return commits
 
+    def _commit(self, sha: str) -> Commit:
+        """The commit `sha`; WorkspaceError when this workspace does not hold it (a session log can name a
+        commit its workspace lost: a rewritten or restored repository)."""
+        try:
+            commit = self.repo.commit(sha)
+            commit.tree  # noqa: B018 (reading it is what fails for a missing object)
+        except (ValueError, BadName, BadObject) as exc:
+            raise WorkspaceError(f"commit {sha[:12]} is not in the workspace {self.path}") from exc
+        return commit
+
     def commit_info(self, sha: str) -> CommitInfo:
         with self._lock:
-            commit = self.repo.commit(sha)
+            commit = self._commit(sha)
             names = self.repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--root", "--no-renames", sha)
             return CommitInfo(
                 commit.hexsha,
@@ -192,7 +202,7 @@ class Workspace:
         """A file's content at a commit, or None when it does not exist there."""
         with self._lock:
             try:
-                blob = self.repo.commit(sha).tree / path
+                blob = self._commit(sha).tree / path
             except KeyError:
                 return None
             return bytes(blob.data_stream.read())
@@ -206,7 +216,7 @@ class Workspace:
         with self._lock:
             return {
                 str(item.path): bytes(item.data_stream.read())  # type: ignore[union-attr]
-                for item in self.repo.commit(sha).tree.traverse()
+                for item in self._commit(sha).tree.traverse()
                 if item.type == "blob"  # type: ignore[union-attr]
             }
 

@@ -1,7 +1,8 @@
 """The campaigns area: every campaign file of the campaigns root with its progress, the progress of the
 selected campaign per model, guidance configuration and kind (its cells), and the sessions of the selected
 cell; enter on a session opens it. Everything is read from disk by `workbench.campaign.status` in a worker
-thread (the same numbers as `d2k-workbench campaign status`); the screen starts nothing."""
+thread (the same numbers as `d2k-workbench campaign status`); the screen starts nothing. A re-read (every
+REFRESH_S while shown) updates the figures and keeps the cursors and the selection where they were."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets.data_table import CellDoesNotExist
 
 from workbench.campaign.plan import expand
 from workbench.campaign.spec import Campaign, load_campaign
@@ -44,6 +46,38 @@ class CampaignsLoaded(Message):
 
 def _progress(done: int, total: int) -> Text:
     return Text(f"{done}/{total}", style="green" if total and done == total else "", justify="right")
+
+
+def _cursor_key(table: DataTable[Text]) -> str | None:
+    """The key of the row under the table's cursor (None: an empty table)."""
+    try:
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+    except CellDoesNotExist:
+        return None
+
+
+def _fill(table: DataTable[Text], rows: list[tuple[str, list[Text]]]) -> None:
+    """Show `rows` (key, cells) in `table`. The same rows as shown (a re-read): their cells change in place, the
+    cursor stays and no row is highlighted anew. Other rows: the table is refilled and the cursor goes back to
+    the row it was on where that row is still there (else the first)."""
+    keys = [key for key, _ in rows]
+    if [key.value for key in table.rows] == keys:
+        for key, cells in rows:
+            for column, cell in zip(table.columns, cells, strict=True):
+                table.update_cell(key, column, cell, update_width=True)
+        return
+    current = _cursor_key(table)
+    table.clear()
+    for key, cells in rows:
+        table.add_row(*cells, key=key)
+    if current in keys:
+        table.move_cursor(row=keys.index(current))
+
+
+def _current(event: DataTable.RowHighlighted) -> bool:
+    """Whether the highlighted row is still the one under the cursor (refilling a table highlights its first
+    row on the way to the row the cursor goes back to: that highlight is stale by the time it is handled)."""
+    return event.cursor_row == event.data_table.cursor_row
 
 
 class CampaignsScreen(WorkbenchScreen):
@@ -123,17 +157,16 @@ class CampaignsScreen(WorkbenchScreen):
         else:
             line = f"{len(self.entries)} campaign file(s) in {root} · read every {REFRESH_S:g} s, r now"
             caption.update(Text(line, style="dim"))
-        table: DataTable[Text] = self.query_one("#campaigns-table", DataTable)
-        table.clear()
+        rows: list[tuple[str, list[Text]]] = []
         for entry in self.entries:
             if entry.status is None:
                 blank = [Text("") for _ in range(5)]
-                table.add_row(Text(entry.path.name), Text(entry.problem or "?", style="red"), *blank, key=str(entry.path))
+                rows.append((str(entry.path), [Text(entry.path.name), Text(entry.problem or "?", style="red"), *blank]))
                 continue
             counts = entry.status.counts()
             done = counts.get("finished", 0) + counts.get("judged", 0)
             failed = counts.get("failed", 0) + counts.get("gave_up", 0)
-            table.add_row(
+            cells = [
                 Text(entry.path.name),
                 Text(entry.status.name),
                 Text(str(len(entry.status.rows)), justify="right"),
@@ -141,8 +174,9 @@ class CampaignsScreen(WorkbenchScreen):
                 Text(str(counts.get("running", 0)), justify="right"),
                 Text(str(failed), justify="right", style="red" if failed else ""),
                 Text(f"{entry.status.spend_usd:.4f}", justify="right"),
-                key=str(entry.path),
-            )
+            ]
+            rows.append((str(entry.path), cells))
+        _fill(self.query_one("#campaigns-table", DataTable), rows)
         chosen = next((e for e in self.entries if self.selected and e.path == self.selected.path), None)
         self.show_campaign(chosen or (self.entries[0] if self.entries else None))
 
@@ -150,28 +184,35 @@ class CampaignsScreen(WorkbenchScreen):
 
     @on(DataTable.RowHighlighted, "#campaigns-table")
     def _campaign_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if not _current(event):
+            return
         key = event.row_key.value
         self.show_campaign(next((e for e in self.entries if str(e.path) == key), None))
 
     def show_campaign(self, entry: CampaignEntry | None) -> None:
         self.selected = entry
         cells: DataTable[Text] = self.query_one("#campaigns-cells", DataTable)
-        cells.clear()
         if entry is None or entry.status is None:
+            cells.clear()
             self.show_cell(None)
             return
-        for cell in entry.status.cells():
-            cells.add_row(
-                Text(cell.model),
-                Text(cell.guidance),
-                Text(cell.kind),
-                _progress(cell.done, cell.total),
-                Text(str(cell.passed), justify="right"),
-                Text(str(cell.running), justify="right"),
-                Text(str(cell.failed), justify="right", style="red" if cell.failed else ""),
-                Text(f"{cell.spend_usd:.4f}", justify="right"),
-                key=f"{cell.model}\t{cell.guidance}\t{cell.kind}",
+        rows = [
+            (
+                f"{cell.model}\t{cell.guidance}\t{cell.kind}",
+                [
+                    Text(cell.model),
+                    Text(cell.guidance),
+                    Text(cell.kind),
+                    _progress(cell.done, cell.total),
+                    Text(str(cell.passed), justify="right"),
+                    Text(str(cell.running), justify="right"),
+                    Text(str(cell.failed), justify="right", style="red" if cell.failed else ""),
+                    Text(f"{cell.spend_usd:.4f}", justify="right"),
+                ],
             )
+            for cell in entry.status.cells()
+        ]
+        _fill(cells, rows)
         keys = [f"{c.model}\t{c.guidance}\t{c.kind}" for c in entry.status.cells()]
         current = "\t".join(self.cell) if self.cell else None
         first = current if current in keys else (keys[0] if keys else None)
@@ -179,22 +220,25 @@ class CampaignsScreen(WorkbenchScreen):
 
     @on(DataTable.RowHighlighted, "#campaigns-cells")
     def _cell_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if not _current(event):
+            return
         value = event.row_key.value
         self.show_cell(tuple(value.split("\t")) if value else None)  # type: ignore[arg-type]
 
     def show_cell(self, cell: tuple[str, str, str] | None) -> None:
         self.cell = cell
         sessions: DataTable[Text] = self.query_one("#campaigns-sessions", DataTable)
-        sessions.clear()
         if cell is None or self.selected is None or self.selected.status is None:
+            sessions.clear()
             return
+        state_style = {"finished": "green", "judged": "green", "failed": "red", "gave_up": "red", "running": "yellow"}
+        rows: list[tuple[str, list[Text]]] = []
         for row in self.selected.status.rows:
             unit = row.unit
             if (unit.model.name, unit.guidance, unit.kind) != cell:
                 continue
-            state_style = {"finished": "green", "judged": "green", "failed": "red", "gave_up": "red", "running": "yellow"}
             cost = row.status.cost_usd
-            sessions.add_row(
+            cells = [
                 Text(unit.session_id),
                 Text(unit.task),
                 Text(row.state, style=state_style.get(row.state, "")),
@@ -202,8 +246,9 @@ class CampaignsScreen(WorkbenchScreen):
                 Text(str(row.status.turns), justify="right"),
                 Text("" if cost is None else f"{cost:.4f}", justify="right"),
                 Text(row.status.device_name),
-                key=unit.session_id,
-            )
+            ]
+            rows.append((unit.session_id, cells))
+        _fill(sessions, rows)
 
     @on(DataTable.RowSelected, "#campaigns-sessions")
     def _open_session(self, event: DataTable.RowSelected) -> None:
