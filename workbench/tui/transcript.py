@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+from rich.control import strip_control_codes
 from rich.text import Text
 
 from workbench.session.events import (
@@ -48,12 +50,22 @@ def event_style(event: Event) -> str:
     return ""
 
 
-def event_line(event: Event, start_ts: float | None) -> Text:
-    """`  12 +0:03:41 rev 3 passed ...`: sequence number, time since the first event, the text."""
+def _line_parts(event: Event, start_ts: float | None) -> tuple[str, str, str]:
     offset = max(0.0, event.ts - start_ts) if start_ts is not None else 0.0
     minutes, seconds = divmod(int(offset), 60)
     hours, minutes = divmod(minutes, 60)
-    line = Text(f"{event.seq:>5} ", style="dim")
-    line.append(f"+{hours}:{minutes:02d}:{seconds:02d} ", style="dim")
-    line.append(event_summary(event), style=event_style(event))  # as `session logs` prints it
+    return f"{event.seq:>5} ", f"+{hours}:{minutes:02d}:{seconds:02d} ", event_summary(event)  # as `session logs`
+
+
+def event_line(event: Event, start_ts: float | None) -> Text:
+    """`  12 +0:03:41 rev 3 passed ...`: sequence number, time since the first event, the text."""
+    number, clock, summary = _line_parts(event, start_ts)
+    line = Text(number, style="dim")
+    line.append(clock, style="dim")
+    line.append(summary, style=event_style(event))
     return line
+
+
+def event_line_width(event: Event, start_ts: float | None) -> int:
+    """`event_line(event, start_ts).cell_len` without building the line (Text drops control codes)."""
+    return cell_len("".join(strip_control_codes(part) for part in _line_parts(event, start_ts)))

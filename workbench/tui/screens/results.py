@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Select, Static, TabbedContent, TabPane
 
 from workbench.errors import WorkbenchError
 from workbench.scoring import build_results, build_tables, collect, session_curve
@@ -23,6 +23,7 @@ from workbench.scoring.results import Results, config_order, group_labels
 from workbench.scoring.tables import Table, format_cell
 from workbench.scoring.termcharts import curve_plot, task_bars
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.widgets.footer import WorkbenchFooter
 
 TABS: tuple[tuple[str, str], ...] = (
     ("table1", "Table 1 · S_perf"),
@@ -101,7 +102,7 @@ class ResultsScreen(WorkbenchScreen):
                 yield DataTable(id="results-table-sessions", zebra_stripes=True, cursor_type="row")
                 with VerticalScroll(id="results-curve-pane"):
                     yield Static(id="results-curve")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "Results"

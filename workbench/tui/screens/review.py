@@ -31,7 +31,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Button, Footer, Header, Input, Label, OptionList, Select, Static
+from textual.widgets import Button, Header, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from workbench.catalog.guidance import LEVEL_NAMES, LEVELS, Level, RubricCriterion
@@ -43,6 +43,7 @@ from workbench.llm import PROVIDER_NAMES
 from workbench.session.layout import SessionRef
 from workbench.tui.screens.base import STYLES, WorkbenchModal, WorkbenchScreen
 from workbench.tui.widgets.code_view import CodeView, highlight_python
+from workbench.tui.widgets.footer import WorkbenchFooter
 
 CONTEXT_LINES = 2  # lines shown above a highlighted range when scrolling to it
 HIGHLIGHT = "on #264f78"
@@ -324,7 +325,7 @@ class ReviewScreen(WorkbenchScreen):
             with VerticalScroll(id="detail-pane"):
                 yield Static(id="detail")
         yield Static(id="judge-progress")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "Review"

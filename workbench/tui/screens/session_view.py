@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -20,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from workbench.session.config import AgentConfig, SessionConfig
 from workbench.session.eventlog import LogTail
@@ -31,15 +32,17 @@ from workbench.session.workspace import WorkspaceError
 from workbench.tui.code_source import CodeSource
 from workbench.tui.messages import CodeLoaded, EventsArrived, SessionLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
-from workbench.tui.screens.review import ReviewScreen
 from workbench.tui.timeline import Timeline
-from workbench.tui.transcript import event_line
 from workbench.tui.turns import format_usd, usage_text
 from workbench.tui.widgets.code_view import CodeView
 from workbench.tui.widgets.event_log import EventLog
+from workbench.tui.widgets.footer import WorkbenchFooter
 from workbench.tui.widgets.latency_chart import LatencyChart
 from workbench.tui.widgets.revision_table import SUBMITTED, RevisionTable
 from workbench.tui.widgets.turns_view import TurnsView
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
 
 POLL_S = 0.5
 PLAY_S = 0.3
@@ -124,7 +127,7 @@ class SessionViewScreen(WorkbenchScreen):
                 with TabPane("Events", id="tab-events"):
                     yield EventLog(id="events")
         yield Static(id="replay-bar")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "Session"
@@ -148,16 +151,17 @@ class SessionViewScreen(WorkbenchScreen):
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
         view = message.view
+        changed = message.running != self.running
         self.config, self.tail, self.running = view.config, message.tail, message.running
-        self.refresh_bindings()
+        if changed:
+            self.refresh_bindings()  # the stop key is enabled only while a runner runs (a footer rebuild)
         if message.workspace is not None:
             self.code = CodeSource(message.workspace, view.config.solution)
         if message.problem:
             self.notify(message.problem, severity="warning")
         # at the end of every event read: the view's state is exactly that of applying them one at a time
         self.timeline = Timeline(list(view.events), len(view.events), view.state)
-        start = view.events[0].ts if view.events else None
-        self.query_one("#events", EventLog).set_lines([event_line(e, start) for e in view.events], 0)
+        self.query_one("#events", EventLog).set_events(view.events, 0)  # times since the first event
         self._transcript_built = False  # built when the session turns out to be an agent's (update_agent_status)
         self.following = True
         self.refresh_view(select_latest=True)
@@ -187,10 +191,9 @@ class SessionViewScreen(WorkbenchScreen):
         if changed:
             self.refresh_bindings()  # the stop key is enabled only while a runner runs
         if message.events:
-            first = self.timeline.events[0].ts if self.timeline.events else message.events[0].ts
             first_position = len(self.timeline.events) + 1
             self.timeline.extend(message.events)
-            self.query_one("#events", EventLog).add_lines([event_line(e, first) for e in message.events])
+            self.query_one("#events", EventLog).add_events(message.events)
             if self._transcript_built:
                 self.query_one("#turns", TurnsView).add_events(message.events, first_position)
             if self.following:
@@ -341,7 +344,7 @@ class SessionViewScreen(WorkbenchScreen):
 
     def action_review(self) -> None:
         """The judge's verdict on the selected revision beside the expert solution (run, confirm, change)."""
-        self.app.push_screen(ReviewScreen(self.ref, self.query_one("#revisions", RevisionTable).selected_rev))
+        cast("WorkbenchApp", self.app).open_review(self.ref, self.query_one("#revisions", RevisionTable).selected_rev)
 
     def action_diff_base(self) -> None:
         """Mark the selected revision as the Diff tab's base (any two revisions can be compared); on the

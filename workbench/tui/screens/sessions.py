@@ -5,11 +5,13 @@ model call; like the other columns it gives way on a narrow screen, the session 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from workbench.session.format import format_speedup, status_style
 from workbench.session.layout import SessionRef
@@ -17,8 +19,11 @@ from workbench.session.store import SessionSummary
 from workbench.tui.costs import CostTracker
 from workbench.tui.messages import SessionsLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
-from workbench.tui.screens.session_view import SessionViewScreen
 from workbench.tui.turns import AgentUsage
+from workbench.tui.widgets.footer import WorkbenchFooter
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
 
 REFRESH_S = 2.0
 COLUMNS = ("session", "task", "guidance", "driver", "revs", "status", "best", "speedup", "cost", "started")
@@ -112,7 +117,7 @@ class SessionsScreen(WorkbenchScreen):
         yield Input(placeholder="filter: any text in a row (escape clears)", id="session-filter", classes="-hidden")
         yield DataTable(id="session-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="sessions-hint")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "Sessions"
@@ -194,7 +199,7 @@ class SessionsScreen(WorkbenchScreen):
     def action_open(self) -> None:
         session_id = self.selected_id
         if session_id and session_id in self.refs:
-            self.app.push_screen(SessionViewScreen(self.refs[session_id]))
+            cast("WorkbenchApp", self.app).open_session(self.refs[session_id])  # in this area: pushes its view
 
     @on(DataTable.RowSelected, "#session-table")
     def _row_selected(self, event: DataTable.RowSelected) -> None:

@@ -11,7 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from workbench.catalog import CONFIGS, Guidance, GuidanceConfig, Task, render
@@ -22,6 +22,7 @@ from workbench.session.format import format_speedup
 from workbench.session.store import SessionSummary
 from workbench.tui.messages import TaskRow, TasksLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.widgets.footer import WorkbenchFooter
 
 
 def best_results(summaries: list[SessionSummary]) -> dict[str, str]:
@@ -102,6 +103,7 @@ class TasksScreen(WorkbenchScreen):
         self.rows: dict[str, TaskRow] = {}
         self.config: GuidanceConfig = "L1+L2+L3"
         self.guidance_text = ""  # exactly render(guidance, config) of the selected task
+        self._shown: TaskRow | None = None  # the row whose task the panes show
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -121,7 +123,7 @@ class TasksScreen(WorkbenchScreen):
                     yield Static(id="guidance-text")
             with TabPane("Dependencies", id="dependencies"), VerticalScroll(id="dependencies-scroll"):
                 yield Static(id="guidance-deps")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "Tasks"
@@ -192,8 +194,9 @@ class TasksScreen(WorkbenchScreen):
 
     @on(DataTable.RowHighlighted, "#task-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value:
-            self.show_task(event.row_key.value)
+        key = event.row_key.value
+        if key and (self._shown is None or self.rows.get(key) is not self._shown):
+            self.show_task(key)  # (the list's first highlight is of the row shown when it loaded: not again)
 
     @on(DataTable.RowSelected, "#task-table")
     async def _selected(self, event: DataTable.RowSelected) -> None:
@@ -203,6 +206,7 @@ class TasksScreen(WorkbenchScreen):
         row = self.rows.get(task_id)
         if row is None:
             return
+        self._shown = row
         task = row.task
         header = Text()
         header.append(task.spec.title if task is not None else task_id, style="bold")

@@ -1,8 +1,9 @@
 """The event log/transcript: one styled line per event (virtualised, see LinesView).
 
 Only the first `shown` lines are visible (the timeline's position); lines past it are kept for when
-the position moves forward. Scrolling away from the bottom posts `EventLog.Scrolled`, which the session
-view uses to stop following a live session.
+the position moves forward. A line is built only when drawn (a 2,000-event log costs its widths, not
+2,000 rich Texts); its width is known without it. Scrolling away from the bottom posts
+`EventLog.Scrolled`, which the session view uses to stop following a live session.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.message import Message
 
+from workbench.session.events import Event
+from workbench.tui.transcript import event_line, event_line_width
 from workbench.tui.widgets.lines_view import LinesView
 
 
@@ -26,15 +29,40 @@ class EventLog(LinesView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._was_at_bottom = True
+        self._events: list[Event] = []
+        self._start: float | None = None  # times are shown since this one: the first event's
 
     @property
     def shown(self) -> int:
         return self._count
 
-    def add_lines(self, lines: list[Text]) -> None:
-        """Keep more lines (not shown until `show` moves past them)."""
-        self._lines.extend(lines)
-        self._widths.extend(line.cell_len for line in lines)
+    def set_events(self, events: list[Event], count: int) -> None:
+        """Replace every line by one per event (`event_line`, times since the first event), show the first
+        `count` and scroll to the top."""
+        self._events = list(events)
+        self._start = self._events[0].ts if self._events else None
+        self._widths = [event_line_width(event, self._start) for event in self._events]
+        self._strips.clear()
+        self._count = -1
+        self._set_count(count)
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+
+    def add_events(self, events: list[Event]) -> None:
+        """Keep more events' lines (not shown until `show` moves past them)."""
+        if self._start is None and events:
+            self._start = events[0].ts
+        self._events.extend(events)
+        self._widths.extend(event_line_width(event, self._start) for event in events)
+
+    def _line_total(self) -> int:
+        return len(self._events)
+
+    def _line(self, index: int) -> Text:
+        return event_line(self._events[index], self._start)
+
+    def plain_lines(self) -> list[str]:
+        return [self._line(i).plain for i in range(self._count)]
 
     def show(self, count: int) -> None:
         """Show the first `count` lines; stays at the bottom if it was there."""

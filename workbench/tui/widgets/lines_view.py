@@ -41,8 +41,12 @@ class LinesView(ScrollView, can_focus=True):
             self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
 
+    def _line_total(self) -> int:
+        """How many lines there are (a subclass that builds every line lazily holds none in `_lines`)."""
+        return len(self._lines)
+
     def _set_count(self, count: int) -> None:
-        self._count = max(0, min(count, len(self._lines)))
+        self._count = max(0, min(count, self._line_total()))
         self.virtual_size = Size(max(self._widths[: self._count], default=0) + 1, self._count)
 
     def _line(self, index: int) -> Text:
