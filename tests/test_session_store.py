@@ -148,10 +148,15 @@ def test_session_show_prints_header_revisions_and_submission(store: SessionStore
     assert "submission: rev 3" in text
 
 
-def test_the_examples_root_follows_d2k_examples_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_store_follows_d2k_sessions_dir_and_d2k_examples_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The roots are resolved by the CLI (flag, else variable, else the checkout); the store reads none."""
+    from workbench.cli.common import session_store
+
     examples = tmp_path / "my-examples"
     monkeypatch.setenv("D2K_EXAMPLES_DIR", str(examples))
-    assert SessionStore(tmp_path / "sessions").examples == examples
-    assert SessionStore(tmp_path / "sessions", examples=None).examples is None  # no examples when asked
+    monkeypatch.setenv("D2K_SESSIONS_DIR", str(tmp_path / "from-env"))
+    assert session_store(None).examples == examples and session_store(None).root == tmp_path / "from-env"
+    assert session_store(tmp_path / "flag").root == tmp_path / "flag"  # the flag wins
     monkeypatch.delenv("D2K_EXAMPLES_DIR")
-    assert SessionStore(tmp_path / "sessions").examples == Path(__file__).resolve().parent.parent / "sessions" / "examples"
+    assert session_store(None).examples == Path(__file__).resolve().parent.parent / "sessions" / "examples"
+    assert SessionStore(tmp_path / "sessions").examples is None  # the store itself: only what it is given

@@ -8,7 +8,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from workbench.catalog import parse_config
-from workbench.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, services, write_stdout
+from workbench.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    GuidanceDir,
+    TasksDir,
+    catalog,
+    fail,
+    services,
+    session_store,
+    write_stdout,
+)
 from workbench.cli.session_cmds import DeviceOpt, SessionsDir, WorkloadOpt, resolve_device_option, run_session, session_errors
 from workbench.session.config import DEFAULT_MAX_TURNS
 
@@ -122,7 +133,6 @@ def _agent_session(
     from workbench.agent import default_provider
     from workbench.session.create import create_session
     from workbench.session.options import agent_from_options
-    from workbench.session.store import SessionStore
 
     factory = factory or default_provider
     with session_errors():
@@ -130,7 +140,7 @@ def _agent_session(
         design = agent.mode == "design"
         config = parse_config(guidance)
         _check_agent(factory, agent)
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = create_session(
             store,
             catalog(tasks_dir, guidance_dir),

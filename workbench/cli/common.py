@@ -17,8 +17,9 @@ from workbench import paths
 from workbench.catalog import Catalog
 from workbench.errors import WorkbenchError
 
-if TYPE_CHECKING:  # the agent package is imported by the commands that run it
+if TYPE_CHECKING:  # the agent and session packages are imported by the commands that run them
     from workbench.agent import ProviderFactory
+    from workbench.session.store import SessionStore
 
 # Exit codes used by every command.
 EXIT_OK = 0
@@ -47,6 +48,14 @@ class CliServices:
 def services(ctx: typer.Context) -> CliServices:
     """The running command's services (the defaults when none were handed in)."""
     return ctx.obj if isinstance(ctx.obj, CliServices) else CliServices()
+
+
+def session_store(sessions_dir: Path | None) -> SessionStore:
+    """The sessions root of --sessions-dir, else D2K_SESSIONS_DIR, else ./sessions, with the shipped examples
+    (D2K_EXAMPLES_DIR, else the checkout's sessions/examples)."""
+    from workbench.session.store import SessionStore
+
+    return SessionStore(paths.sessions_root(sessions_dir), paths.examples_root())
 
 
 def stdout() -> Console:

@@ -14,7 +14,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stdout, user_errors, write_stdout
+from workbench.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    GuidanceDir,
+    TasksDir,
+    catalog,
+    fail,
+    session_store,
+    stdout,
+    user_errors,
+    write_stdout,
+)
 from workbench.cli.session_cmds import SessionsDir
 
 if TYPE_CHECKING:
@@ -108,12 +119,11 @@ def judge_cmd(
     from workbench.judge.providers import make_judge_provider
     from workbench.judge.sessions import NothingToJudge, judge_session
     from workbench.llm import PROVIDER_NAMES
-    from workbench.session.store import SessionStore
 
     with user_errors():
         if provider not in PROVIDER_NAMES:
             raise fail(f"--provider must be one of: {', '.join(PROVIDER_NAMES)} (got {provider!r})")
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = store.resolve(session_id)
         try:
             outcome = judge_session(
@@ -153,10 +163,9 @@ def agreement_cmd(
     Spearman's rank correlation (n/a with fewer than two pairs or no spread).
     """
     from workbench.judge.scores import agreement, review_pairs
-    from workbench.session.store import SessionStore
 
     with user_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         pairs = []
         for session_id in session_ids:
             ref = store.resolve(session_id)
@@ -202,7 +211,6 @@ def review_cmd(
     """
     from workbench.judge.sessions import record_review
     from workbench.judge.verdict import LEVELS
-    from workbench.session.store import SessionStore
 
     with user_errors():
         chosen = level.strip().upper()
@@ -212,7 +220,7 @@ def review_cmd(
             raise fail("give either --score N or --confirm")
         if not reason.strip():
             raise fail("--reason must say why")
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = store.resolve(session_id)
         review = record_review(store, ref, chosen, reason=reason, score=score, author=author, rev=revision)
     judged = _score(review.original_score)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli.common import TasksDir, catalog, stderr, stdout, user_errors, write_stdout
+from workbench.cli.common import TasksDir, catalog, session_store, stderr, stdout, user_errors, write_stdout
 
 FORMATS = ("table", "md", "csv", "json")  # as workbench.scoring.tables.FORMATS (not imported: the CLI starts fast)
 
@@ -75,9 +75,8 @@ def report(
         if figures is not None and figures.exists() and not figures.is_dir():
             raise UsageError(f"--figures {figures}: not a folder")
         from workbench.scoring import build_results, build_tables, collect, render_csv, render_json, render_markdown, rich_tables
-        from workbench.session.store import SessionStore
 
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         paths: list[str] = list(sessions or [])
         if campaign is not None:  # a campaign's sessions: every session of its sessions_dir
             from workbench.campaign.spec import load_campaign

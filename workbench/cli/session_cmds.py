@@ -20,6 +20,7 @@ from workbench.cli.common import (
     catalog,
     fail,
     services,
+    session_store,
     stderr,
     stdout,
     user_errors,
@@ -161,7 +162,6 @@ def new_cmd(
     from workbench.session.config import AgentConfig
     from workbench.session.create import create_session
     from workbench.session.options import driver_from_options
-    from workbench.session.store import SessionStore
 
     with session_errors():
         if agent_mode not in ("code", "design"):
@@ -179,7 +179,7 @@ def new_cmd(
             from workbench.agent.budget import check_priced
 
             check_priced(settings.model, settings.allow_unpriced, settings.max_usd)
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = create_session(
             store,
             catalog(tasks_dir, guidance_dir),
@@ -219,10 +219,9 @@ def run_cmd(
     revision passed (it is the submission), 1 when none did, 2 for bad usage or a session already being
     run, 130 when interrupted twice.
     """
-    from workbench.session.store import SessionStore
 
     with session_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = store.resolve(session_id)
         try:
             on_event = _print_results if quiet else _print_event
@@ -236,10 +235,9 @@ def run_cmd(
 def list_cmd(as_json: JsonOpt = False, sessions_dir: SessionsDir = None) -> None:
     """List sessions (and the shipped examples): task, guidance, driver, revisions, best status and speedup."""
     from workbench.session.format import sessions_table, summaries_json
-    from workbench.session.store import SessionStore
 
     with session_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         rows = store.summaries()
     if as_json:
         write_stdout(json.dumps(summaries_json(rows)) + "\n")
@@ -255,10 +253,9 @@ def show_cmd(
 ) -> None:
     """Show a session's revisions with their per-workload status and latency, and its submission."""
     from workbench.session.format import session_show, view_json
-    from workbench.session.store import SessionStore
 
     with session_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = store.resolve(session_id)
         view = store.load(ref)
         running = store.is_running(ref)
@@ -296,11 +293,10 @@ def logs_cmd(
     """
     from workbench.session.format import log_line
     from workbench.session.logs import LogNote, parse_types, session_log
-    from workbench.session.store import SessionStore
 
     with session_errors():
         wanted = parse_types(types or [])
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = store.resolve(session_id)
         notes = stderr()
         try:
@@ -339,10 +335,9 @@ def diff_cmd(
     the valid range).
     """
     from workbench.session.diff import revision_diff
-    from workbench.session.store import SessionStore
 
     with session_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = store.resolve(session_id)
         text = revision_diff(ref.dir, rev_a, rev_b, context=context)
     if text:
@@ -369,10 +364,9 @@ def stop_cmd(
     (it ends by itself); 2 for an unknown session.
     """
     from workbench.session.stop import SessionNotRunning, stop_session
-    from workbench.session.store import SessionStore
 
     with session_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = store.resolve(session_id)
         try:
             pid = store.runner_pid(ref)
@@ -412,10 +406,9 @@ def rm_cmd(
     a shipped example or a session being run.
     """
     from workbench.session.remove import check_removable, remove_session
-    from workbench.session.store import SessionStore
 
     with session_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         ref = store.resolve(session_id)
         check_removable(store, ref)
         row = store.summary(ref)
@@ -446,10 +439,9 @@ def export_cmd(
     DEST exists and is not an empty folder, or the session is being run or was never run.
     """
     from workbench.session.export import export_session
-    from workbench.session.store import SessionStore
 
     with session_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         target = export_session(store, store.resolve(session_id), dest)
     write_stdout(f"{target}\n")
 
@@ -469,10 +461,9 @@ def replay_cmd(
     """
     from workbench.session.config import ReplayConfig
     from workbench.session.create import create_session
-    from workbench.session.store import SessionStore
 
     with session_errors():
-        store = SessionStore(sessions_dir)
+        store = session_store(sessions_dir)
         source = store.load(store.resolve(session_id)).config
         ref = create_session(
             store,

@@ -1,6 +1,6 @@
 """The read API over session directories, shared by the CLI and the TUI. Never writes a session.
 
-    store = SessionStore()                      # ./sessions (or D2K_SESSIONS_DIR) plus sessions/examples
+    store = SessionStore(root, examples)        # a sessions root plus, optionally, read-only examples
     for ref in store.list(): ...                # SessionRef(id, dir, read_only)
     view = store.load("20261130-...")           # SessionView: config + SessionState derived from the log
     view.state.ordered()                        # [RevisionState]: status per workload, latency, speedup, ...
@@ -25,7 +25,6 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
 from workbench import paths
 from workbench.errors import SessionError
@@ -36,7 +35,7 @@ from workbench.session.layout import SessionRef
 from workbench.session.state import SessionState
 from workbench.session.workspace import Workspace, WorkspaceError
 
-EXAMPLES_DIR = paths.REPO_ROOT / "sessions" / "examples"
+EXAMPLES_DIR = paths.REPO_ROOT / "sessions" / "examples"  # the shipped examples (paths.examples_root's default)
 
 
 class SessionNotFound(SessionError):
@@ -109,12 +108,13 @@ def _stamp(ref: SessionRef) -> _FileStamp:
 
 
 class SessionStore:
-    """Sessions under one root (default ./sessions, D2K_SESSIONS_DIR) plus the shipped read-only examples
-    (default sessions/examples of the checkout, D2K_EXAMPLES_DIR; None: no examples)."""
+    """Sessions under one root plus, when given, a folder of read-only examples (the shipped ones). The
+    roots come from the caller: the CLI and the TUI resolve flags and environment variables
+    (workbench/paths.py); nothing here reads them."""
 
-    def __init__(self, root: Path | None = None, examples: Path | Literal["default"] | None = "default") -> None:
-        self.root = paths.sessions_root(root)
-        self.examples = paths.examples_root() if examples == "default" else examples
+    def __init__(self, root: Path, examples: Path | None = None) -> None:
+        self.root = Path(root)
+        self.examples = examples
         self._summaries: dict[SessionRef, tuple[_FileStamp, SessionSummary]] = {}
         self._summaries_lock = threading.Lock()  # the TUI reads summaries from several worker threads
         if self.root.exists() and not self.root.is_dir():
