@@ -24,7 +24,7 @@ from workbench import paths
 from workbench.session.eventlog import read_log
 from workbench.session.events import Event
 from workbench.session.state import SessionState
-from workbench.session.store import SessionStore
+from workbench.session.store import EXAMPLES_DIR, SessionStore
 from workbench.session.workspace import Workspace
 
 pytestmark = pytest.mark.slow  # whole sessions in runner processes, with evaluations
@@ -196,7 +196,7 @@ def test_command_driver_commits_and_evaluates_three_revisions(env: dict[str, str
 
 
 def test_replay_of_the_shipped_example_reevaluates_every_revision_but_the_template(env: dict[str, str]) -> None:
-    store = SessionStore(Path(env["D2K_SESSIONS_DIR"]))
+    store = SessionStore(Path(env["D2K_SESSIONS_DIR"]), EXAMPLES_DIR)
     source_ref = next(ref for ref in store.list() if ref.read_only)
     source = store.load(source_ref).state
     result = cli(env, "replay", source_ref.id, "--device", "cpu", "--workload", TINY)

@@ -28,7 +28,7 @@ from workbench.session.create import create_session
 from workbench.session.evaluation import EvaluationQueue
 from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Event, Revision
 from workbench.session.state import SessionState, select_submission
-from workbench.session.store import SessionStore
+from workbench.session.store import EXAMPLES_DIR, SessionStore
 from workbench.session.workspace import Workspace, WorkspaceError
 
 cli = CliRunner()
@@ -246,7 +246,7 @@ def test_bad_usage_exits_2_with_a_message(tmp_path: Path, args: list[str], messa
 
 
 def test_shipped_example_can_be_listed_and_shown_but_not_run(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+    store = SessionStore(tmp_path, EXAMPLES_DIR)
     examples = [ref for ref in store.list() if ref.read_only]
     assert examples, "sessions/examples/ ships at least one recorded session"
     ref = examples[0]
