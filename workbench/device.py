@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import sys
@@ -31,8 +32,10 @@ PROBE = "import torch; print(torch.cuda.device_count() if torch.cuda.is_availabl
 NVIDIA_NODES = ("/dev/nvidiactl", "/proc/driver/nvidia")
 
 
+@functools.cache  # one probe per process: the devices a process may use do not change while it runs
 def cuda_device_count() -> int:
-    """CUDA devices usable here; 0 at once on a machine with no NVIDIA driver loaded."""
+    """CUDA devices usable here; 0 at once on a machine with no NVIDIA driver loaded. Asked once per
+    process (every evaluation resolves its device: a probe each time would add a torch import to each)."""
     if not any(Path(node).exists() for node in NVIDIA_NODES):
         return 0
     probe = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, check=False)

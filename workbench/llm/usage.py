@@ -36,17 +36,12 @@ class Usage(BaseModel):
         """What the model generated: the visible output and its reasoning."""
         return self.output + self.reasoning
 
-    @property
-    def total(self) -> int:
-        """Every token processed."""
-        return self.input_tokens + self.output_tokens
-
 
 class Spend(Usage):
     """The tokens of some model calls, how many calls, and what they cost.
 
     ``cost_usd`` sums the calls that have a price; ``unpriced_calls`` counts those without one (a model
-    missing from the price table), so ``cost_usd`` is then a lower bound and ``priced`` is False.
+    missing from the price table), so ``cost_usd`` is then a lower bound.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -58,11 +53,3 @@ class Spend(Usage):
     @classmethod
     def of_call(cls, usage: Usage, cost_usd: float | None) -> Spend:
         return cls(**usage.model_dump(), calls=1, unpriced_calls=int(cost_usd is None), cost_usd=cost_usd or 0.0)
-
-    @property
-    def priced(self) -> bool:
-        return self.unpriced_calls == 0
-
-    @property
-    def usage(self) -> Usage:
-        return Usage(**{name: getattr(self, name) for name in Usage.model_fields})
