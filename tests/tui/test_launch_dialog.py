@@ -57,6 +57,7 @@ def test_the_runner_command_carries_the_idle_exit(context: WorkbenchContext) -> 
     assert "--idle-exit" not in context.runner_command("abc")
 
 
+@pytest.mark.slow  # a Pilot session of 4-5 s; the dialog/screen keeps quicker tests in the fast subset
 @pytest.mark.asyncio
 async def test_tab_reaches_every_field_the_command_one_included(make_app: Callable[[], WorkbenchApp]) -> None:
     app = make_app()
@@ -159,6 +160,7 @@ async def test_the_replay_driver_needs_a_session_to_replay(make_app: Callable[[]
         assert "replay" in str(dialog.query_one("#launch-error", Static).content) and started == []
 
 
+@pytest.mark.slow  # a Pilot session of 4-5 s; the dialog/screen keeps quicker tests in the fast subset
 @pytest.mark.asyncio
 async def test_the_guidance_level_is_remembered_within_the_app(context: WorkbenchContext) -> None:
     app = WorkbenchApp(context)

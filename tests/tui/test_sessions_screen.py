@@ -96,6 +96,7 @@ async def test_open_example_shows_revisions_code_diff_and_events(make_app, examp
         assert app.notices == []
 
 
+@pytest.mark.slow  # a Pilot session of 4-5 s; the dialog/screen keeps quicker tests in the fast subset
 @pytest.mark.asyncio
 async def test_step_by_event_seek_and_play(make_app, example: SessionView) -> None:  # type: ignore[no-untyped-def]
     def at(position: int) -> SessionState:  # the example's state after its first `position` events
