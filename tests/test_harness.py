@@ -316,3 +316,32 @@ def test_the_worker_processes_end_without_the_interpreters_teardown(tmp_path: Pa
 
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False, cwd=REPO)
     assert done.returncode == 3 and done.stdout == "said before the end\n"
+
+
+def test_each_workload_is_announced_once_as_soon_as_the_checker_has_moved_on_from_it() -> None:
+    import os as _os
+
+    from workbench.harness.host.evaluate import _read_results
+    from workbench.harness.protocol.messages import WorkerResult
+    from workbench.harness.protocol.report import EvalReport, WorkloadResult
+
+    def line(current: str | None, *done: tuple[str, str]) -> str:
+        report = EvalReport(task="t", solution="s.py", device="cpu", status="runtime_error")
+        report.workloads = [WorkloadResult(name=n, status=s) for n, s in done]  # type: ignore[arg-type]
+        return WorkerResult(complete=False, current_workload=current, report=report).model_dump_json() + "\n"
+
+    read, write = _os.pipe()
+    lines = [
+        line("w1", ("w1", "harness_error")),  # w1 starts
+        line(None, ("w1", "passed")),  # w1 judged
+        line("w2", ("w1", "passed"), ("w2", "harness_error")),  # w2 starts
+        "not json\n",
+        line(None, ("w1", "passed"), ("w2", "incorrect_numerical")),
+    ]
+    _os.write(write, "".join(lines).encode())
+    _os.close(write)
+    seen: list[tuple[str, str]] = []
+    results: list[WorkerResult] = []
+    _read_results(read, results, lambda w: seen.append((w.name, w.status)))
+    assert seen == [("w1", "passed"), ("w2", "incorrect_numerical")]
+    assert len(results) == 1 and [w.name for w in results[0].report.workloads] == ["w1", "w2"]

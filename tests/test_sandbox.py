@@ -706,3 +706,21 @@ def test_the_hidden_paths_follow_the_catalogue_the_task_came_from(tmp_path: Path
     hidden = hidden_paths(task, [tmp_path / "sessions"])
     for path in (guidance, REPO / "tasks", tmp_path / "sessions"):
         assert str(path.resolve()) in hidden, path
+
+
+def test_a_workers_environment_names_only_its_own_gpu_and_passes_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.host.sandbox import worker_env
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("CUDA_HOME", "/usr/local/cuda")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert worker_env("cuda:3")["CUDA_VISIBLE_DEVICES"] == "3"
+    assert worker_env("cuda")["CUDA_VISIBLE_DEVICES"] == "0"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5, 7")
+    env = worker_env("cuda:1")
+    assert env["CUDA_VISIBLE_DEVICES"] == "7" and env["CUDA_HOME"] == "/usr/local/cuda"
+    assert "OPENAI_API_KEY" not in env and "TRITON_INTERPRET" not in env
+    cpu = worker_env("cpu")
+    assert cpu["TRITON_INTERPRET"] == "1" and cpu["CUDA_VISIBLE_DEVICES"] == ""
+    with pytest.raises(ValueError, match="bad device"):
+        worker_env("cuda:x")

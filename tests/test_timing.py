@@ -245,3 +245,19 @@ def test_notes_say_when_a_workload_was_not_timed_plainly() -> None:
     w.timing_note = "the solution cannot be captured in a CUDA graph (x); timed with CUDA events"
     notes = timing_notes(_report([w]))
     assert notes == [f"a: {w.timing_note}", "a: the reference's timing was reused from an earlier evaluation of this session"]
+
+
+def test_warmup_goes_through_its_own_call_and_the_compiling_call_does_not_size_the_cover() -> None:
+    device = FakeDevice(launch_ms=0.2, kernel_ms=0.02)
+    warmed: list[int] = []
+
+    def warm(index: int, cover: float) -> CallTime:
+        warmed.append(index)
+        # the first call compiles: a long host launch that must not inflate every later call's cover
+        return CallTime(device.kernel_ms, 500.0 if index == 0 else device.launch_ms)
+
+    clocks = Clocks(perf_counter=device.clock, event=object, synchronize=lambda: None)
+    stats = measure(device.call, 3, clocks, TimingPlan(min_reps=10, max_reps=10, warmup_s=0.0), "events", warm=warm)
+    assert warmed == [0, 1, 2]  # each input set once, through `warm`; none of the timed calls
+    assert len(device.covers) == stats.reps == 10
+    assert stats.cover_ms == pytest.approx(cover_ms([0.2, 0.2]))

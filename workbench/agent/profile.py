@@ -39,7 +39,6 @@ HOST_CODE = (
     "import sys, importlib.util as u; sys.path[:0] = {path!r}; s = u.spec_from_file_location('profile_host', {host!r}); "
     "m = u.module_from_spec(s); s.loader.exec_module(m); sys.exit(m.main(sys.argv))"
 )
-PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
 PREFIX = "D2K_PROFILE "
 
 
@@ -60,20 +59,7 @@ class SandboxedProfiler:
         self.calls = calls
 
     def _environment(self) -> dict[str, str]:
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": "/tmp",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "TRITON_CACHE_DIR": "/tmp/triton-cache",
-            "TMPDIR": "/tmp",
-        }
-        env.update({name: os.environ[name] for name in PASSED_ENV if name in os.environ})
-        index = int(self.device.partition(":")[2] or 0)
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        ids = [v.strip() for v in visible.split(",")] if visible else [str(index)]
-        env["CUDA_VISIBLE_DEVICES"] = ids[index] if visible and index < len(ids) else str(index)
-        return env
+        return sandbox.worker_env(self.device)
 
     def command(self, task: Task, scratch: Path) -> Launch:
         """The sandboxed launch (allow-list: `sandbox.isolate`), as the harness's solution process gets."""

@@ -163,6 +163,103 @@ def bench_tasks(
         raise typer.Exit(EXIT_FAILED)
 
 
+@bench_app.command("eval")
+def bench_eval(
+    task_ids: Annotated[list[str], typer.Argument(help="Task ids.")],
+    solution: Annotated[
+        str, typer.Option("--solution", help="expert (each task's expert.py), or a solution file for every task.")
+    ] = "expert",
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N.")] = "auto",
+    revisions: Annotated[
+        int,
+        typer.Option(
+            "--revisions",
+            min=1,
+            help="Evaluations in a row per task, sharing one reference-timing cache as a session's revisions do.",
+        ),
+    ] = 1,
+    reports: Annotated[Path | None, typer.Option("--reports", help="Write each evaluation's full report as JSON here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON rows.")] = False,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+) -> None:
+    """Where an evaluation's time goes: each evaluation's wall time, its phases (start, first call,
+    correctness, timing, reference timing, re-check, other) and what they were spent on (making inputs,
+    the checker's oracle, comparing, sending inputs, the solution's calls, fetching outputs).
+
+    With --revisions N the same solution is evaluated N times in a row with one reference-timing cache,
+    as a session's revisions are: the later ones reuse the reference's timings."""
+    import tempfile
+    import time
+
+    from workbench.harness.host.evaluate import evaluate
+    from workbench.harness.protocol.report import ACTIVITIES
+
+    with user_errors():
+        cat = catalog(tasks_dir, guidance_dir)
+        tasks = [cat.task(t) for t in task_ids]
+        files = [t.file("expert.py") if solution == "expert" else Path(solution) for t in tasks]
+        for file in files:
+            if not file.is_file():
+                raise fail(f"solution file not found: {file}", EXIT_USAGE)
+    if reports is not None:
+        reports.mkdir(parents=True, exist_ok=True)
+    err = stderr()
+    rows: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="d2k-bench-eval-") as scratch:
+        for task, file in zip(tasks, files, strict=True):
+            cache = Path(scratch) / f"{task.id}-reference-timing.json"
+            for revision in range(1, revisions + 1):
+                err.print(f"[dim]{task.id}: evaluation {revision} of {revisions} ({file.name})[/]", highlight=False)
+                started = time.perf_counter()
+
+                def show(line: str, since: float = started) -> None:
+                    err.print(f"[dim]  {time.perf_counter() - since:6.1f} s  {line}[/]", highlight=False)
+
+                with user_errors():
+                    report = evaluate(task, file, device, hide=[paths.sessions_root()], reference_cache=cache, on_progress=show)
+                wall = time.perf_counter() - started
+                if reports is not None:
+                    (reports / f"{task.id}-{revision}.json").write_text(report.model_dump_json(indent=2))
+                activities: dict[str, float] = {}
+                for w in report.workloads:
+                    for name, seconds in w.breakdown.items():
+                        activities[name] = activities.get(name, 0.0) + seconds
+                rows.append(
+                    {
+                        "task": task.id,
+                        "revision": revision,
+                        "status": report.status,
+                        "device": report.device_name or report.device,
+                        "wall_s": round(wall, 3),
+                        "phases_s": {k: round(v, 3) for k, v in report.phase_totals().items()},
+                        "activities_s": {k: round(activities[k], 3) for k in ACTIVITIES if k in activities},
+                        "reference_reused": sum(w.reference_reused for w in report.workloads),
+                    }
+                )
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    else:
+        table = Table(title="evaluation time (seconds)", title_justify="left")
+        for column in ("task", "rev", "status", "wall", "phases", "spent on"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            phases = row["phases_s"]
+            spent = row["activities_s"]
+            assert isinstance(phases, dict) and isinstance(spent, dict)
+            table.add_row(
+                str(row["task"]),
+                str(row["revision"]),
+                str(row["status"]),
+                f"{row['wall_s']:.1f}",
+                " · ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in phases.items()),
+                " · ".join(f"{k} {v:.1f}" for k, v in spent.items()),
+            )
+        stdout().print(table)
+    if any(row["status"] != "passed" for row in rows):
+        raise typer.Exit(EXIT_FAILED)
+
+
 @bench_app.command("tui")
 def bench_tui(
     starts: Annotated[int, typer.Option("--starts", min=1, help="Fresh starts of the app to time.")] = 5,

@@ -15,7 +15,7 @@ from workbench import paths
 from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
 
 if TYPE_CHECKING:
-    from workbench.harness.protocol.report import EvalReport
+    from workbench.harness.protocol.report import EvalReport, WorkloadResult
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -51,6 +51,21 @@ def report_table(report: EvalReport) -> Table:
             escape(w.message),
         )
     return table
+
+
+def workload_line(result: WorkloadResult) -> str:
+    """One workload's verdict as soon as it is judged (before the table), e.g.
+    "m4096_n4096: passed · rel err 1.2e-03 (bound 5.0e-03) · 0.0340 ms"."""
+    from workbench.session.format import status_style  # the session package only when printing
+
+    parts = [f"{escape(result.name)}: [{status_style(result.status)}]{result.status}[/]"]
+    if result.rel_err is not None:
+        parts.append(f"rel err {result.rel_err:.2e}" + (f" (bound {result.error_bound:.2e})" if result.error_bound else ""))
+    if result.latency_ms is not None:
+        parts.append(f"{result.latency_ms:.4f} ms")
+    if result.status != "passed" and result.message:
+        parts.append(escape(result.message.splitlines()[0][:160]))
+    return " · ".join(parts)
 
 
 PHASE_LABELS = {
@@ -110,9 +125,14 @@ def eval_cmd(
     with user_errors():
         task = catalog(tasks_dir, guidance_dir).task(task_id)
         err = stderr()
-        show = (lambda line: err.print(f"[dim]{line}[/]", highlight=False)) if not as_json and sys.stderr.isatty() else None
+        live = not as_json and sys.stderr.isatty()
+        show = (lambda line: err.print(f"[dim]{line}[/]", highlight=False)) if live else None
+        judged = (lambda result: err.print(workload_line(result), highlight=False)) if live else None
         hide = [paths.sessions_root()]  # with the task's catalogue (its tasks and guidance), which the task carries
-        report = evaluate(task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing, hide=hide)
+        report = evaluate(
+            task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing, hide=hide,
+            on_workload=judged,
+        )  # fmt: skip
     if report_path is not None:
         report_path.write_text(report.model_dump_json(indent=2))
     from workbench.harness.protocol.report import FAULT_STATUSES

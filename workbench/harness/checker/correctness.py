@@ -8,8 +8,10 @@ the pristine copies. The solution process never holds an expected value, a seed 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -42,6 +44,15 @@ class TrialFailure(SolutionFailure):
     """A check failed: carries the status the evaluation gets (a SolutionFailure found by the checker)."""
 
     status: Status
+
+
+@dataclass
+class Expected:
+    """What the checker computed itself for one call's inputs."""
+
+    outputs: list[torch.Tensor]  # the oracle's outputs, in the signature's order
+    state: dict[str, torch.Tensor]  # the oracle's state inputs after the call
+    reference: list[torch.Tensor] | None  # the reference's outputs, where the tolerance needs them
 
 
 @dataclass
@@ -92,12 +103,23 @@ class WorkloadChecker:
         self.tensor_names = [a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg)]
         self.state_names = {a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
         self.output_specs = output_specs(task, workload)
+        self.breakdown: dict[str, float] = {}  # seconds per activity (report.ACTIVITIES)
+
+    @contextlib.contextmanager
+    def spent(self, activity: str) -> Iterator[None]:
+        """Add the block's wall time to `activity` in the breakdown."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.breakdown[activity] = self.breakdown.get(activity, 0.0) + time.perf_counter() - started
 
     # -- inputs -------------------------------------------------------------------------------
     def fresh_inputs(self, trial: int) -> dict[str, Any]:
         seed = trial_seed(self.secret, self.workload.name, trial)
         try:
-            inputs = self.make_inputs(self.workload.axes, seed, self.device)
+            with self.spent("inputs"):
+                inputs = self.make_inputs(self.workload.axes, seed, self.device)
         except Exception as exc:
             raise task_code_failed("the task's make_inputs", exc) from exc
         for arg in self.spec.signature.inputs:
@@ -125,7 +147,8 @@ class WorkloadChecker:
     def send(self, slot: int, inputs: dict[str, Any], refill: bool = False, timed: bool = False) -> None:
         tensors = {n: inputs[n] for n in self.tensor_names}
         scalars = {a.name: inputs[a.name] for a in self.spec.signature.inputs if not isinstance(a, TensorArg)}
-        self.solution.put(slot, tensors, scalars, sorted(self.state_names), refill=refill, timed=timed)
+        with self.spent("send"):
+            self.solution.put(slot, tensors, scalars, sorted(self.state_names), refill=refill, timed=timed)
 
     # -- one call -----------------------------------------------------------------------------
     def call(
@@ -137,14 +160,27 @@ class WorkloadChecker:
         replay: bool = False,
         timed: bool = False,
         cover_ms: float = 0.0,
+        meanwhile: Callable[[], None] | None = None,
     ) -> CallReply:
-        """One call in the solution process; its reported breaches and output descriptions checked."""
+        """One call in the solution process; its reported breaches and output descriptions checked.
+        `meanwhile`: the checker's own work while the call runs (the oracle of a checked call)."""
+        oracle_before = self.breakdown.get("oracle", 0.0)
         try:
-            reply = self.solution.call(
-                slot, self.output_specs, profile=profile, keep=keep, replay=replay, timed=timed, cover_ms=cover_ms
-            )
+            with self.spent("call"):
+                reply = self.solution.call(
+                    slot,
+                    self.output_specs,
+                    profile=profile,
+                    keep=keep,
+                    replay=replay,
+                    timed=timed,
+                    cover_ms=cover_ms,
+                    meanwhile=meanwhile,
+                )
         except SolutionFailure as failure:
             raise TrialFailure(failure.status, failure.message, failure.violations) from None
+        finally:  # the oracle computed meanwhile is the oracle's time, not the call's
+            self.breakdown["call"] -= self.breakdown.get("oracle", 0.0) - oracle_before
         self.stats.launches += reply.launches
         self.stats.launch_names.update(reply.launch_names)
         if reply.violations:
@@ -186,10 +222,11 @@ class WorkloadChecker:
         """The last call's outputs and state inputs, or those of a sampled timed call."""
         state = sorted(self.state_names)
         try:
-            if sample is None:
-                outputs, after = self.solution.fetch(len(self.output_specs), state)
-            else:
-                outputs, after = self.solution.fetch_sample(sample, len(self.output_specs), state)
+            with self.spent("fetch"):
+                if sample is None:
+                    outputs, after = self.solution.fetch(len(self.output_specs), state)
+                else:
+                    outputs, after = self.solution.fetch_sample(sample, len(self.output_specs), state)
         except SolutionFailure as failure:
             raise TrialFailure(failure.status, failure.message) from None
         for spec, out in zip(self.spec.signature.outputs, outputs, strict=True):  # what crossed must match too
@@ -201,15 +238,38 @@ class WorkloadChecker:
     def check_call(
         self, trial: int, inputs: dict[str, Any], *, slot: int = 0, refill: bool = False, keep: bool = True, profile: bool = False
     ) -> None:
-        """Send the inputs, call, fetch and check everything about the call."""
+        """Send the inputs, call, fetch and check everything about the call. The oracle (and the reference,
+        where the tolerance needs it) is computed here on the pristine inputs while the solution process
+        runs the call: the two are separate processes, and the outputs are compared only once fetched."""
         self.send(slot, inputs, refill=refill)
-        self.call(slot, profile=profile, keep=keep)
+        expected: list[Expected] = []
+        self.call(slot, profile=profile, keep=keep, meanwhile=lambda: expected.append(self.expected(inputs)))
         outputs, after = self.fetch()
-        self.verify(trial, inputs, outputs, after)
+        self.verify(trial, inputs, outputs, after, expected[0] if expected else None)
 
-    def verify(self, trial: int, inputs: dict[str, Any], outputs: list[torch.Tensor], after: dict[str, torch.Tensor]) -> None:
-        """Check one call's fetched outputs and state inputs against the oracle on the pristine inputs."""
-        self._compare_with_oracle(trial, inputs, outputs, after)
+    def verify(
+        self,
+        trial: int,
+        inputs: dict[str, Any],
+        outputs: list[torch.Tensor],
+        after: dict[str, torch.Tensor],
+        expected: Expected | None = None,
+    ) -> None:
+        """Check one call's fetched outputs and state inputs against the oracle on the pristine inputs
+        (`expected`: the oracle's values, when computed already)."""
+        self._compare_with_oracle(trial, inputs, outputs, after, expected or self.expected(inputs))
+
+    def expected(self, inputs: dict[str, Any]) -> Expected:
+        """The oracle's outputs and state on `inputs`, and the reference's outputs where the tolerance bounds
+        the error relative to the reference's own."""
+        tol = self.task.tolerance_for(self.workload)
+        needs_reference = any(rule.reference_error_factor is not None for rule in [tol, *tol.outputs.values()])
+        with torch.no_grad(), self.spent("oracle"):
+            oracle, oracle_state = self._oracle_outputs(inputs, tol.oracle)
+            reference = self._oracle_outputs(inputs, "reference")[0] if needs_reference else None
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)  # the oracle's time, not the comparison's
+        return Expected(oracle, oracle_state, reference)
 
     def _oracle_outputs(self, inputs: dict[str, Any], fn_name: str) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
         fn = getattr(self.reference_module, fn_name)
@@ -238,13 +298,12 @@ class WorkloadChecker:
         inputs: dict[str, Any],
         outputs: list[torch.Tensor],
         after: dict[str, torch.Tensor],
+        expected: Expected,
     ) -> None:
         tol = self.task.tolerance_for(self.workload)
         names = [s.name for s in self.spec.signature.outputs]
-        needs_reference = any(rule.reference_error_factor is not None for rule in [tol, *tol.outputs.values()])
-        with torch.no_grad():
-            oracle, oracle_state = self._oracle_outputs(inputs, tol.oracle)
-            reference = self._oracle_outputs(inputs, "reference")[0] if needs_reference else None
+        oracle, oracle_state, reference = expected.outputs, expected.state, expected.reference
+        with torch.no_grad(), self.spent("compare"):
             # the oracle's views first: once they work, any failure of the views is the solution's outputs' doing
             want = self._compared_values(tol.views, dict(zip(names, oracle, strict=True)), inputs, solution=False)
             got = self._compared_values(tol.views, dict(zip(names, outputs, strict=True)), inputs, solution=True)
@@ -260,18 +319,19 @@ class WorkloadChecker:
         unknown = set(tol.outputs) - set(want) - self.state_names
         if unknown:
             raise TaskFault(f"the tolerance has rules for {sorted(unknown)}, which are neither compared values nor state inputs")
-        for name, value in got.items():
-            rule = tol.rule_for(name)
-            result = compare(value, want[name], rule, ref[name] if ref is not None else None)
-            self._record(result.max_abs_err, result.rel_err, result.bound)
-            if not result.ok:
-                raise TrialFailure("incorrect_numerical", f"output {name} (trial {trial}): {result.message}")
-        for name in sorted(self.state_names):
-            result = compare(after[name], oracle_state[name], tol.rule_for(name))
-            if not result.ok:
-                raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
+        with self.spent("compare"):
+            for name, value in got.items():
+                rule = tol.rule_for(name)
+                result = compare(value, want[name], rule, ref[name] if ref is not None else None)
+                self._record(result.max_abs_err, result.rel_err, result.bound)
+                if not result.ok:
+                    raise TrialFailure("incorrect_numerical", f"output {name} (trial {trial}): {result.message}")
+            for name in sorted(self.state_names):
+                result = compare(after[name], oracle_state[name], tol.rule_for(name))
+                if not result.ok:
+                    raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
         self.stats.trials += 1
-        del oracle, oracle_state, reference, got, want, ref
+        del oracle, oracle_state, reference, got, want, ref, expected
         if self.device.type == "cuda":
             torch.cuda.empty_cache()  # the solution process shares the device: leave it the memory
 

@@ -1,10 +1,10 @@
-"""The trusted checker: one fresh process per evaluation (`python -m workbench.harness.checker.process RESULT_FD`).
+"""The trusted checker, once `entry.py` has read the request, passed the source and started the solution
+process: one fresh process per evaluation.
 
-The request (with the per-evaluation secret) arrives on stdin; the report goes back to the parent as
+The request (with the per-evaluation secret) arrived on stdin; the report goes back to the parent as
 JSON lines on the pipe RESULT_FD. Neither is a file.
 
-It never imports the solution. It reads the solution's source for the static policy, starts the
-solution process in the sandbox, makes every input from seeds mixed with the per-evaluation secret,
+It never imports the solution. It makes every input from seeds mixed with the per-evaluation secret,
 sends the values over, checks what comes back against the oracle it computes itself, times the
 reference in its own clean process, cross-checks the solution's reported latencies with its own wall
 clock, and writes the report. The report is written after every workload, so a crash or timeout loses
@@ -14,7 +14,6 @@ nothing that finished. This process imports only torch, triton, pydantic and the
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import statistics
 import sys
@@ -28,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import torch
 import triton
 
-from workbench.catalog.loader import load_task
 from workbench.catalog.modules import import_file
 from workbench.catalog.task import TensorArg
 from workbench.harness.checker import host_times
@@ -41,11 +39,13 @@ from workbench.harness.checker.correctness import (
     task_code_failed,
 )
 from workbench.harness.checker.crosscheck import NULL_CALLS, NullCalibration, cross_check
+from workbench.harness.checker.entry import task_fault_message
 from workbench.harness.checker.host_times import HostDelta
+from workbench.harness.checker.launch import Launched
+from workbench.harness.checker.pipe import ResultPipe, progress
 from workbench.harness.checker.remote import RemoteSolution, SolutionFailure
-from workbench.harness.policy import checker as policy_checker
 from workbench.harness.protocol.devices import expert_floor_ms, peaks_for, reference_floor_ms
-from workbench.harness.protocol.messages import PROGRESS_PREFIX, EvalRequest, WorkerResult
+from workbench.harness.protocol.messages import EvalRequest
 from workbench.harness.protocol.report import EvalReport, Status, TimingStats, Violation, WorkloadResult, overall_status
 from workbench.harness.solution.timing import (
     CallTime,
@@ -69,12 +69,9 @@ CLOCKS = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchron
 REFRESH_TRIAL = 1000  # trial number of the profiled re-check after timing
 TIMING_SLOTS = (100, 101, 102)  # the solution process's slots for the rotated timing inputs
 TIMED_TRIALS = 10_000  # trial numbers of timed calls start above this (each call's inputs have a seed of their own)
+WARM_TRIALS = 5_000  # and those of warm-up calls after the first round above this
 UNFINISHED = "the workload's checks did not finish"
 SAMPLED_CALLS = 2  # timed calls whose outputs are checked, drawn uniformly (reservoir) from all calls
-
-
-def progress(message: str) -> None:
-    print(PROGRESS_PREFIX + message, file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
@@ -85,26 +82,6 @@ def phase(result: WorkloadResult, name: str) -> Iterator[None]:
         yield
     finally:
         result.phases[name] = result.phases.get(name, 0.0) + CLOCKS.perf_counter() - started
-
-
-class ResultPipe:
-    """The pipe to the parent: one line per write, the report so far (the last complete one counts)."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def write(self, report: EvalReport, complete: bool, current: str | None = None) -> None:
-        line = WorkerResult(complete=complete, current_workload=current, report=report).model_dump_json() + "\n"
-        data = line.encode()
-        while data:
-            data = data[os.write(self.fd, data) :]
-
-
-def task_fault_message(exc: BaseException, task_dir: Path) -> str:
-    """One line: which task file failed, where, and how (the traceback's innermost frame in the task)."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(str(task_dir.resolve()))]
-    where = f" ({Path(frames[-1].filename).name} line {frames[-1].lineno})" if frames else ""
-    return f"the task {task_dir.name} cannot be used: {type(exc).__name__}: {exc}{where}"
 
 
 def versions() -> dict[str, str]:
@@ -122,21 +99,20 @@ def device_uuid(device: torch.device) -> str:
         return ""
 
 
-def main(argv: list[str]) -> int:
-    results = ResultPipe(int(argv[1]))
-    os.set_inheritable(results.fd, False)  # never passed on to the solution process
-    request = EvalRequest.model_validate_json(sys.stdin.read())
-    started = CLOCKS.perf_counter()
-    deadline = time.monotonic() + request.timeout_s
-
+def run(request: EvalRequest, results: ResultPipe, task: Task, launched: Launched, started: float, deadline: float) -> int:
+    """Continue the evaluation `entry.main` began: the solution's source passed the static policy and its
+    process (`launched`) is starting. Kills it on any failure before it is adopted."""
     device = torch.device(request.device)
+    if device.type == "cpu":
+        # one thread: the oracle runs on one core while the solution process interprets the call on the other
+        torch.set_num_threads(1)
     try:
-        task = load_task(Path(request.task_dir))
         reference_module = import_file(task.file("reference.py"), "_d2k_task_reference")
         inputs_module = import_file(task.file("inputs.py"), "_d2k_task_inputs")
     except Exception as exc:
+        launched.kill()
         report = EvalReport(
-            task=Path(request.task_dir).name,
+            task=task.id,
             solution=request.solution,
             device=str(device),
             status="task_error",
@@ -146,16 +122,28 @@ def main(argv: list[str]) -> int:
         results.write(report, complete=True)
         return 0
     solution_file = Path(request.solution).resolve()
-    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (Triton interpreter)"
-    report = EvalReport(
-        task=task.id,
-        solution=request.solution,
-        device=str(device),
-        status="runtime_error",
-        device_name=device_name,
-        device_uuid=device_uuid(device),
-        versions=versions(),
-    )
+    solution = RemoteSolution(solution_file, device, deadline, request.timeout_s, hidden=[Path(p) for p in request.hidden])
+    try:
+        device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (Triton interpreter)"
+        report = EvalReport(
+            task=task.id,
+            solution=request.solution,
+            device=str(device),
+            status="runtime_error",
+            device_name=device_name,
+            device_uuid=device_uuid(device),
+            versions=versions(),
+        )
+        idle = None
+        if device.type == "cuda" and request.timing:
+            # the device as no solution process has touched it (the process only imports torch until `init`)
+            idle = busy_probe_ms(device, CLOCKS)
+    except BaseException:
+        launched.kill()
+        raise
+    solution.start(launched)
+    assert solution.sandbox_info is not None
+    report.sandbox = f"{solution.sandbox_info.kind}: {solution.sandbox_info.detail}"
 
     def finish(status: Status, message: str, violations: list[Violation] | None = None) -> int:
         report.status = status
@@ -165,24 +153,6 @@ def main(argv: list[str]) -> int:
         results.write(report, complete=True)
         return 0
 
-    source = solution_file.read_text(encoding="utf-8", errors="replace")
-    try:
-        static = policy_checker.check_source(source, str(solution_file))
-    except SyntaxError as exc:
-        return finish("compile_error", f"SyntaxError: {exc.msg} (solution.py line {exc.lineno})")
-    if static and request.static_policy:
-        return finish("policy_violation", static[0].describe(), static)
-    if not policy_checker.has_run_function(source):
-        return finish("compile_error", "the solution defines no top-level run(...) function")
-
-    idle = None
-    if device.type == "cuda" and request.timing:
-        idle = busy_probe_ms(device, CLOCKS)  # the device as no solution process has touched it
-    solution = RemoteSolution(solution_file, device, deadline, request.timeout_s, hidden=[Path(p) for p in request.hidden])
-    progress("starting the solution process")
-    solution.start()
-    assert solution.sandbox_info is not None
-    report.sandbox = f"{solution.sandbox_info.kind}: {solution.sandbox_info.detail}"
     try:
         return _evaluate(request, task, solution, reference_module, inputs_module, device, report, finish, results, started, idle)
     except Exception as exc:  # a bug of the checker: never reported as the solution's failure
@@ -236,6 +206,7 @@ def _evaluate(
         checker = WorkloadChecker(task, workload, solution, reference_module, inputs_module.make_inputs, device, request.secret)
         # not passed until every check of the workload has run (an escaping exception leaves it failed)
         result = WorkloadResult(name=name, status="harness_error", message=UNFINISHED)
+        result.breakdown = checker.breakdown  # the same dict: filled as the workload runs
         report.workloads.append(result)
         results.write(report, complete=False, current=name)
         try:
@@ -321,6 +292,7 @@ class TimedCallSampler:
         self.walls: list[float] = []
         self.hosts: list[HostDelta | None] = []
         self.count = 0
+        self.warm_calls = 0
 
     def reset(self) -> None:
         self.reservoir, self.walls, self.hosts, self.count = [], [], [], 0
@@ -342,6 +314,23 @@ class TimedCallSampler:
                     self.reservoir.append(trial)
                 else:
                     self.reservoir[index_in] = trial
+            return CallTime(reply.ms, reply.launch_ms)
+
+        return call
+
+    def warm(self, method: Method) -> Callable[[int, float], CallTime]:
+        """A warm-up call. The first round goes over each slot once on the values it was filled with before
+        timing (no transfer: for long calls of large inputs, the transfers were most of the warm-up);
+        later warm-up calls (short calls, warming up for `warmup_s`) get fresh values first, so that
+        state inputs updated in place do not drift. A warm-up call is never timed, sampled or checked,
+        so a solution that recognises one gains nothing."""
+
+        def call(index: int, cover: float) -> CallTime:
+            self.warm_calls += 1
+            slot = TIMING_SLOTS[index % len(TIMING_SLOTS)]
+            if index >= len(TIMING_SLOTS):
+                self.checker.send(slot, self.checker.fresh_inputs(WARM_TRIALS + self.warm_calls), refill=True, timed=True)
+            reply = self.checker.call(slot, replay=method == "graph", timed=True, cover_ms=cover)
             return CallTime(reply.ms, reply.launch_ms)
 
         return call
@@ -390,7 +379,7 @@ def time_workload(
         if declared != "graph":
             progress(f"{workload.name}: timing the solution")
             torch.cuda.empty_cache()  # leave the device's memory to the solution process while it runs
-            latency = measure(sampler.timed("events"), len(TIMING_SLOTS), CLOCKS, plan, "events")
+            latency = measure(sampler.timed("events"), len(TIMING_SLOTS), CLOCKS, plan, "events", warm=sampler.warm("events"))
             method = choose_mode(declared, latency.median_ms)
         if method == "graph":
             reference_error = solution_error = None
@@ -414,7 +403,7 @@ def time_workload(
             if method == "graph" or latency is None:
                 progress(f"{workload.name}: timing the solution ({method})")
                 sampler.reset()
-                latency = measure(sampler.timed(method), len(TIMING_SLOTS), CLOCKS, plan, method)
+                latency = measure(sampler.timed(method), len(TIMING_SLOTS), CLOCKS, plan, method, warm=sampler.warm(method))
         if latency is None:
             raise RuntimeError("no timing method was chosen")  # unreachable: every branch above measures
         progress(f"{workload.name}: checking {len(sampler.reservoir)} sampled timed calls")
@@ -506,9 +495,3 @@ def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
     (the originals stay pristine: sampled timed calls of the solution are checked against them)."""
     state = {a.name for a in task.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
     return {a.name: inputs[a.name].clone() if a.name in state else inputs[a.name] for a in task.spec.signature.inputs}
-
-
-if __name__ == "__main__":
-    from workbench.harness.solution.fast_exit import exit_now
-
-    exit_now(main(sys.argv))

@@ -8,25 +8,20 @@ dies or does not answer becomes `crashed` or `timeout` with what it printed last
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
-import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from workbench import paths
 from workbench.harness.checker.host_times import descendants
+from workbench.harness.checker.launch import Launched, launch
 from workbench.harness.host import sandbox
-from workbench.harness.host.child import die_with_parent
 from workbench.harness.protocol.replies import (
     CallReplyModel,
     ErrorReply,
@@ -40,25 +35,6 @@ from workbench.harness.protocol.replies import (
 )
 from workbench.harness.protocol.report import Violation
 from workbench.harness.solution.transport import Channel, ChannelClosed, ChannelTimeout, ProtocolError
-
-# CUDA_DEVICE_ORDER: the GPU index given below means the same GPU inside as outside (a campaign pins
-# sessions by index in PCI bus order)
-PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH", "CUDA_DEVICE_ORDER")
-# Under the interpreter a kernel runs one program instance at a time in Python, each op on one small tile,
-# where a BLAS or OpenMP thread pool costs more than it gives: one call of the naive Muon kernels on the
-# 128x384 smoke workload took 1.94 s of wall and 3.8 s of CPU with 2 threads, 1.46 s and 1.46 s with one
-# (2-core development machine; docs/harness.md, "The interpreter").
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-HOST_CODE = (
-    "import sys; sys.path[:0] = {path!r}; from workbench.harness.solution.host import main; "
-    "from workbench.harness.solution.fast_exit import exit_now; exit_now(main(sys.argv))"
-)
-SOLUTION_MODULES = ("workbench.harness.solution.host", "workbench.harness.solution.fast_exit")  # HOST_CODE's imports
-# Without the sandbox the process gets fresh folders of its own for HOME, TMPDIR and the Triton cache,
-# removed by close(); named like the evaluation's scratch with the checker's pid, so that the next
-# evaluation's stale-scratch sweep (evaluate.remove_stale_scratch) removes them if the checker was killed
-PRIVATE_PREFIX = "d2k-eval-{pid}-solution-"
-PRIVATE_DIRS = {"HOME": "home", "TMPDIR": "tmp", "TRITON_CACHE_DIR": "triton-cache"}
 
 
 class SolutionFailure(Exception):
@@ -102,69 +78,16 @@ class RemoteSolution:
     private_dir: Path | None = None  # the unsandboxed process's own HOME, TMPDIR and Triton cache (close() removes it)
 
     # -- process --------------------------------------------------------------------------------
-    def start(self) -> None:
-        channel, theirs = Channel.pair()
-        device_arg = self.device
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": "/tmp",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "TRITON_CACHE_DIR": "/tmp/triton-cache",
-            "TMPDIR": "/tmp",
-        }
-        for name in PASSED_ENV:
-            if name in os.environ:
-                env[name] = os.environ[name]
-        if self.device.type == "cpu":
-            env["TRITON_INTERPRET"] = "1"
-            env["CUDA_VISIBLE_DEVICES"] = ""
-            env |= ONE_THREAD  # the interpreter's numpy and torch ops on small tiles: threads only spin
-        else:  # the process sees its one GPU only, as cuda:0
-            index = self.device.index if self.device.index is not None else torch.cuda.current_device()
-            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-            ids = [v.strip() for v in visible.split(",")] if visible else [str(i) for i in range(torch.cuda.device_count())]
-            env["CUDA_VISIBLE_DEVICES"] = ids[index]
-            device_arg = torch.device("cuda:0")
-        # The allow-list (sandbox.isolate): the interpreter, only the package's solution-side modules and
-        # the solution file; the import path names only what is bound (HOST_CODE is on the command line).
-        interpreter = sandbox.interpreter_paths(env)
-        search_path = sandbox.import_path(interpreter)
-        solution = Path(self.solution).resolve()
-        argv = [sys.executable, "-I", "-c", HOST_CODE.format(path=search_path), str(theirs.fileno())]
-        readable = [*interpreter, *sandbox.module_files(SOLUTION_MODULES), solution]
-        hidden = [*sandbox.default_hidden([*self.hidden, paths.DEFAULTS["tasks"]]), solution.parent]
-        launch = sandbox.isolate(argv, device=str(self.device), env=env, readable=readable, hidden=hidden)
-        self.sandbox_info = launch.info
-        try:
-            if launch.info.kind == "none":  # no private /tmp: fresh folders of its own (0700), gone after close()
-                self.private_dir = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX.format(pid=os.getpid())))
-                for name, folder in PRIVATE_DIRS.items():
-                    (self.private_dir / folder).mkdir(mode=0o700)
-                    launch.env[name] = str(self.private_dir / folder)
-            self.process = subprocess.Popen(
-                launch.command,
-                executable=launch.executable,
-                pass_fds=[theirs.fileno(), *launch.pass_fds],
-                env=launch.env,
-                cwd="/",
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent,
-            )
-        finally:
-            launch.close()
-            theirs.close()
-        self.channel = channel
-        threading.Thread(target=self._read_output, daemon=True).start()
-        self.device_in_process = device_arg
-
-    def _read_output(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
-        for raw in self.process.stdout:
-            self.output_tail.append(raw.decode(errors="replace").rstrip("\n"))
-            del self.output_tail[:-40]
+    def start(self, launched: Launched | None = None) -> None:
+        """Adopt a process `launch` started (the checker starts it before importing torch), or start one."""
+        if launched is None:
+            launched = launch(self.solution, str(self.device), self.hidden)
+        self.process = launched.process
+        self.channel = Channel(launched.sock)
+        self.sandbox_info = launched.info
+        self.output_tail = launched.output_tail
+        self.private_dir = launched.private_dir
+        self.device_in_process = torch.device(launched.device_in_process)
 
     def close(self) -> None:
         if self.channel is not None:
@@ -210,14 +133,29 @@ class RemoteSolution:
         return SolutionFailure(status, message + ("\n" + output if output else ""))
 
     # -- requests -------------------------------------------------------------------------------
-    def request(self, message: dict[str, Any], tensors: Sequence[torch.Tensor] = ()) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    def request(
+        self,
+        message: dict[str, Any],
+        tensors: Sequence[torch.Tensor] = (),
+        meanwhile: Callable[[], None] | None = None,
+    ) -> tuple[dict[str, Any], list[torch.Tensor]]:
+        """Send `message`, then read the reply. `meanwhile` runs here between the two, while the solution
+        process works on the request (the checker's oracle during a checked call); the reply is read
+        even when it raises, so that the channel stays in step, and its exception is raised after."""
         assert self.channel is not None
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             self.kill()
             raise SolutionFailure("timeout", f"the evaluation did not finish within {self.timeout_s:g} s")
+        failed: BaseException | None = None
         try:
             self.channel.send(message, tensors)
+            if meanwhile is not None:
+                try:
+                    meanwhile()
+                except BaseException as exc:  # raised once the reply is in (below)
+                    failed = exc
+            remaining = max(self.deadline - time.monotonic(), 0.001)
             reply, received = self.channel.recv(timeout=remaining, device=self.device)
         except ChannelTimeout:
             self.kill()
@@ -228,6 +166,8 @@ class RemoteSolution:
             raise self._died() from None
         except ProtocolError as exc:
             raise self._protocol_violation(str(exc)) from None
+        if failed is not None:
+            raise failed
         if reply.get("ok") is not True:
             try:
                 error = parse(ErrorReply, reply)
@@ -293,10 +233,14 @@ class RemoteSolution:
         null: bool = False,
         timed: bool = False,
         cover_ms: float = 0.0,
+        meanwhile: Callable[[], None] | None = None,
     ) -> CallReply:
         """One call; `cover_ms`: the blocking kernel queued before its start event (timing.py); `timed`:
         the inputs are not compared after the call (the checker refills them before every timed call);
-        `null`: the same sequence around nothing, on no inputs (the cross-check's calibration)."""
+        `null`: the same sequence around nothing, on no inputs (the cross-check's calibration); `meanwhile`:
+        the checker's own work while the call runs (never on a timed call: its wall time is the cross-check's)."""
+        if meanwhile is not None and timed:
+            raise ValueError("a timed call's wall time is the cross-check's: nothing runs beside it")
         started = time.perf_counter()
         reply, _ = self.request(
             {
@@ -310,7 +254,8 @@ class RemoteSolution:
                 "null": null,
                 "timed": timed,
                 "cover_ms": cover_ms,
-            }
+            },
+            meanwhile=meanwhile,
         )
         wall_ms = (time.perf_counter() - started) * 1e3
         parsed: CallReplyModel = self._parse(CallReplyModel, reply)

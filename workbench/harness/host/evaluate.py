@@ -122,6 +122,7 @@ def evaluate(
     hide: list[Path] | None = None,
     static_policy: bool = True,
     reference_cache: Path | None = None,
+    on_workload: Callable[[WorkloadResult], None] | None = None,
 ) -> EvalReport:
     """Evaluate solution on task in a fresh checker process. Bad arguments raise UsageError.
 
@@ -129,6 +130,8 @@ def evaluate(
     `static_policy=False` skips the source check, for tests of the defences behind it only (no CLI flag).
     `reference_cache`: a JSON file of the reference's timings to reuse while fresh and to add to (a
     session keeps one; see reference_cache.py).
+    `on_workload`: called (from a reader thread) with each workload's result as soon as the checker has
+    judged it, before the evaluation ends (on a GPU the reference's timing, made at the end, comes later).
     """
     device = resolve_device(device)
     solution = Path(solution).resolve()
@@ -165,7 +168,7 @@ def evaluate(
         result_read, result_write = os.pipe()
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "workbench.harness.checker.process", str(result_write)],
+                [sys.executable, "-m", "workbench.harness.checker.entry", str(result_write)],
                 cwd=scratch,
                 env=worker_env(device),
                 stdin=subprocess.PIPE,
@@ -183,7 +186,7 @@ def evaluate(
         tail: list[str] = []
         readers = [
             threading.Thread(target=_read_output, args=(process, tail, on_progress), daemon=True),
-            threading.Thread(target=_read_results, args=(result_read, results), daemon=True),
+            threading.Thread(target=_read_results, args=(result_read, results, on_workload), daemon=True),
         ]
         for reader in readers:
             reader.start()
@@ -234,15 +237,25 @@ def _static_refusal(task: Task, solution: Path, device: str) -> EvalReport | Non
     return report
 
 
-def _read_results(fd: int, results: list[WorkerResult]) -> None:
-    """Each line on the result pipe is the report so far; the last one counts."""
+def _read_results(fd: int, results: list[WorkerResult], on_workload: Callable[[WorkloadResult], None] | None = None) -> None:
+    """Each line on the result pipe is the report so far; the last one counts. A workload is judged once a
+    report lists it and the checker has moved on from it (the report written when a workload starts names
+    it as current)."""
+    announced: set[str] = set()
     with os.fdopen(fd, "r", encoding="utf-8") as pipe:
         for line in pipe:
             try:
-                results.append(WorkerResult.model_validate_json(line))
+                result = WorkerResult.model_validate_json(line)
             except ValueError:
                 continue
+            results.append(result)
             del results[:-1]
+            if on_workload is None:
+                continue
+            for workload in result.report.workloads:
+                if workload.name not in announced and workload.name != result.current_workload:
+                    announced.add(workload.name)
+                    on_workload(workload)
 
 
 def _read_output(process: subprocess.Popen[str], tail: list[str], on_progress: Callable[[str], None] | None) -> None:

@@ -490,6 +490,38 @@ def _import_root(package: str) -> Path | None:
     return top.parent
 
 
+# What a sandboxed worker (the solution process, the profile tool's process) inherits from the caller's
+# environment. CUDA_DEVICE_ORDER: the GPU index given below means the same GPU inside as outside (a
+# campaign pins sessions by index in PCI bus order).
+WORKER_PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH", "CUDA_DEVICE_ORDER")
+
+
+def worker_env(device: str) -> dict[str, str]:
+    """The environment of a sandboxed worker on `device` ("cpu", "cuda" or "cuda:N"): a fixed base, the
+    CUDA and Triton paths the caller has, and on a GPU only that GPU visible (as cuda:0 inside)."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TRITON_CACHE_DIR": "/tmp/triton-cache",
+        "TMPDIR": "/tmp",
+    }
+    env.update({name: os.environ[name] for name in WORKER_PASSED_ENV if name in os.environ})
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+        return env
+    _, _, number = device.partition(":")
+    if number and not number.isdigit():
+        raise ValueError(f"bad device {device!r}")
+    index = int(number or 0)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [v.strip() for v in visible.split(",")] if visible else []
+    env["CUDA_VISIBLE_DEVICES"] = ids[index] if index < len(ids) else str(index)
+    return env
+
+
 def interpreter_paths(env: Mapping[str, str] | None = None) -> list[Path]:
     """What the interpreter of this process needs beyond the system folders, read-only: its prefixes
     (the virtual environment and the installation it was made from), its site-packages, the import-path

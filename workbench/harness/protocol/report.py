@@ -63,6 +63,10 @@ class TimingStats(BaseModel):
 # set-up, the solution process's start and its import of solution.py); the others are per workload; the
 # rest of duration_s ("other") is mostly the checker's interpreter starting and importing torch.
 PHASES: tuple[str, ...] = ("start", "first_call", "correctness", "timing", "reference_timing", "recheck")
+# What the phases' time was spent on, per workload: making inputs, the checker's oracle (and reference)
+# on them, comparing, sending inputs to the solution process, its calls as the checker waited on them
+# (less the oracle, which the checker computes while a checked call runs) and fetching the outputs back.
+ACTIVITIES: tuple[str, ...] = ("inputs", "oracle", "compare", "send", "call", "fetch")
 
 
 class WorkloadResult(BaseModel):
@@ -83,6 +87,8 @@ class WorkloadResult(BaseModel):
     reference_reused: bool = False  # the reference's timing came from an earlier evaluation (same key)
     reference_alone: bool = False  # timed with no solution process alive and the device idle (only such are reused)
     phases: dict[str, float] = {}  # seconds spent per phase (see PHASES)
+    # seconds per activity across the phases (see ACTIVITIES): what the checker waited on
+    breakdown: dict[str, float] = {}
 
     @property
     def latency_ms(self) -> float | None:

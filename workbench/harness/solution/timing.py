@@ -47,7 +47,7 @@ class Clocks:
 @dataclass(frozen=True)
 class TimingPlan:
     target_rel_sem: float = 0.003
-    min_reps: int = 20
+    min_reps: int = 10
     max_reps: int = 1000
     max_time_s: float = 20.0
     warmup_calls: int = 3
@@ -178,20 +178,23 @@ def measure(
     plan: TimingPlan,
     method: Method,
     cover: CoverPlan = CoverPlan(),
+    warm: Callable[[int, float], CallTime] | None = None,
 ) -> TimingStats:
     """The timing loop shared by local and remote calls: warm-up, then `call(i, cover_ms)` until precise.
 
     `call(i, cover_ms)` makes one timed call on input set i % n_sets behind a cover of `cover_ms` and
-    returns its `CallTime`. Warm-up calls (compilation and autotuning happen there) run behind the
-    largest cover and are dropped; the launch times of those after the first round size the cover.
-    """
-    for i in range(max(plan.warmup_calls, n_sets)):
-        call(i, cover.max_ms)
-    launches: list[float] = []
+    returns its `CallTime`; `warm` (default `call`) makes a warm-up call, which is dropped. Warm-up runs
+    behind the largest cover: each input set once (at least `warmup_calls`), then on until `warmup_s`
+    has passed since it began, so that clocks have ramped up. The first call compiles (and autotunes);
+    the host launch times of the others size the cover."""
+    warm = warm or call
     warm_until = clocks.perf_counter() + plan.warmup_s
+    launches: list[float] = []
     i = 0
-    while clocks.perf_counter() < warm_until or len(launches) < n_sets:
-        launches.append(call(i, cover.max_ms).launch_ms)
+    while i < max(plan.warmup_calls, n_sets) or clocks.perf_counter() < warm_until:
+        launch = warm(i, cover.max_ms).launch_ms
+        if i > 0:
+            launches.append(launch)
         i += 1
     chosen = cover_ms(launches, cover)
     times: list[CallTime] = []
