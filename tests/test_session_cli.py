@@ -115,7 +115,7 @@ def test_logs_refuses_an_unknown_type_listing_the_valid_ones_and_an_unknown_sess
     with pytest.raises(UsageError, match="valid types"):
         parse_types(["revision", "bogus"])
     assert parse_types([]) is None and parse_types(["revision,error"]) == {"revision", "error"}
-    assert set(EVENT_TYPES) >= {"driver_output", "model_call", "model_retry", "eval_finished"} and len(EVENT_TYPES) == 16
+    assert set(EVENT_TYPES) >= {"driver_output", "model_call", "model_retry", "eval_finished"} and len(EVENT_TYPES) == 18
 
 
 def test_logs_follow_prints_events_as_they_come_and_ends_with_the_runner(root: Path) -> None:
@@ -451,3 +451,34 @@ def test_the_new_commands_have_help() -> None:
         assert result.exit_code == 0 and "Exit code" in " ".join(result.stdout.split()), command
     logs_help = "".join(cli.invoke(app, ["session", "logs", "--help"]).stdout.split())
     assert all(kind in logs_help for kind in EVENT_TYPES)  # the help's list of types is the events module's
+
+
+# -- setting a session aside (issue 29) -----------------------------------------------------------
+def test_exclude_needs_a_reason_and_include_undoes_it(root: Path) -> None:
+    ref = finished_session(root, TASK, SOLUTIONS[:2], report)
+    no_reason = run(root, "exclude", ref.id, "--reason", "  ")
+    assert no_reason.exit_code == 2 and "--reason" in no_reason.stderr
+    assert run(root, "include", ref.id).exit_code == 1  # not excluded: nothing recorded
+    excluded = run(root, "exclude", ref.id, "--reason", "ran  on a throttled GPU")
+    assert excluded.exit_code == 0 and "excluded: ran on a throttled GPU" in excluded.stdout
+    shown = json.loads(run(root, "show", ref.id, "--json").stdout)
+    assert shown["excluded"] == "ran on a throttled GPU" and shown["outcome"] == "completed"
+    assert "excluded" in run(root, "show", ref.id).stdout
+    included = run(root, "include", ref.id, "--reason", "re-checked")
+    assert included.exit_code == 0 and "counts again" in included.stdout
+    assert json.loads(run(root, "show", ref.id, "--json").stdout)["excluded"] is None
+    types = [e.type for e in read_log(ref.dir / "events.jsonl").events]
+    assert types[-2:] == ["session_excluded", "session_included"]
+    assert run(root, "exclude", "nope", "--reason", "x").exit_code == 2
+
+
+def test_a_replay_keeps_the_recorded_guidance_and_refuses_another(root: Path) -> None:
+    source = finished_session(root, TASK, SOLUTIONS[:2], report, guidance="L1+L2")
+    replay = ["session", "new", TASK, "--driver", "replay", "--from", source.id, "--sessions-dir", str(root)]
+    refused = cli.invoke(app, [*replay, "--guidance", "none"])
+    assert refused.exit_code == 2 and "keeps the recorded session's guidance" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) <= 2 and "Traceback" not in refused.output
+    made = cli.invoke(app, [*replay, "--json"])
+    assert made.exit_code == 0, made.output
+    made_id = json.loads(made.stdout)["id"]
+    assert json.loads(run(root, "show", made_id, "--json").stdout)["guidance"] == "L1+L2"

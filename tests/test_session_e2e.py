@@ -190,9 +190,20 @@ def test_command_driver_commits_and_evaluates_three_revisions(env: dict[str, str
     lines = [(o.stream, o.text) for o in state.driver_output]
     assert ("stdout", "wrote revision 4") in lines and ("stderr", "bye") in lines
     assert state.driver_finished is not None and state.driver_finished.exit_code == 0
+    assert state.outcome == "completed"  # ran to its end: a result, even with nothing passed
     assert state.submission is not None and state.submission.rev is None
     for line in ("rev 2 runtime_error", "rev 3 compile_error", "rev 4 ", "submission: none"):
         assert line in result.stdout
+
+
+def test_a_command_that_is_not_there_is_an_infrastructure_failure(env: dict[str, str]) -> None:
+    session = new_session(env, "--driver", "command", "--command", "no_such_command_d2k --go", *unsandboxed_if_needed())
+    cli(env, "session", "run", session["id"])
+    state = SessionState.from_events(events(session))
+    assert state.driver_finished is not None and state.driver_finished.exit_code == 127
+    assert state.outcome == "infrastructure" and "not found" in state.driver_finished.reason
+    shown = cli(env, "session", "show", session["id"], "--json")
+    assert json.loads(shown.stdout)["outcome"] == "infrastructure"
 
 
 def test_replay_of_the_shipped_example_reevaluates_every_revision_but_the_template(env: dict[str, str]) -> None:

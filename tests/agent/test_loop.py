@@ -179,6 +179,7 @@ def test_a_provider_failure_that_is_not_transient_ends_the_session_cleanly(store
     assert result.reason.startswith("the model provider failed")
     assert isinstance(events[-1], SessionFinished)
     assert agent_outcome(store.load(ref).state).failure == error.message
+    assert store.load(ref).state.outcome == "infrastructure"  # never counted as the model's result
 
 
 def test_an_unpriced_model_is_an_error_at_the_start_unless_allowed(store: SessionStore) -> None:

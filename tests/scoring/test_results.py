@@ -15,7 +15,7 @@ from workbench.scoring.records import SessionRecord
 from workbench.scoring.results import Results
 from workbench.scoring.testing import Step, scored_session, timed
 
-from .conftest import MUON, TOY, W1, when
+from .conftest import MUON, TOY, W1, W2, when
 
 CATALOG = Catalog(paths.REPO_ROOT / "tasks", paths.REPO_ROOT / "guidance")
 
@@ -227,3 +227,57 @@ def test_baseline_sessions_refusals(tmp_path: Path, records: list[SessionRecord]
     scored_session(cpu, MUON, [Step(1, untimed(MUON, [W1]))], session_id="base-cpu")
     with pytest.raises(UsageError, match="has no latencies"):
         build_results(records, baseline_records=collect([cpu]).records)
+
+
+# -- what counts as a result (issue 29) -------------------------------------------------------------
+def _passed_then_broken(root: Path) -> None:
+    scored_session(root, MUON, [Step(2, timed(MUON, {W1: (4, 4), W2: (2, 8)}))], model="m", created=when(1), session_id="good")
+    scored_session(  # a later session of the same cell that never got a model answer
+        root, MUON, [], model="m", created=when(5), session_id="broken", outcome="infrastructure",
+        finish_reason="the model provider failed: connection refused",
+    )  # fmt: skip
+
+
+def test_a_session_broken_by_infrastructure_is_no_result_and_supersedes_nothing(tmp_path: Path) -> None:
+    _passed_then_broken(tmp_path)
+    results = build_results(collect([tmp_path]).records, catalog=CATALOG)
+    cell = results.cell("m", "none", MUON)
+    assert cell is not None and cell.session == "good" and cell.correct and not cell.superseded
+    assert [(s.session, s.why) for s in results.set_aside] == [
+        ("broken", "infrastructure: the model provider failed: connection refused")
+    ]
+    assert any(n.startswith("not counted: broken") for n in results.notes)
+    assert results.provenance.sessions == ["good"] and "1 more not counted" in results.provenance.caption()
+
+
+def test_an_excluded_session_is_not_counted_and_says_why(tmp_path: Path) -> None:
+    from workbench.session.events import SessionExcluded, SessionIncluded
+    from workbench.session.layout import SessionRef
+    from workbench.session.testing import write_events
+
+    _passed_then_broken(tmp_path)
+    ref = SessionRef("good", tmp_path / "good")
+    write_events(ref, [SessionExcluded(reason="ran on a throttled GPU")])
+    with pytest.raises(UsageError, match=r"every session was set aside: .*throttled GPU"):
+        build_results(collect([tmp_path]).records, catalog=CATALOG)
+    write_events(ref, [SessionIncluded(reason="re-checked")])
+    assert build_results(collect([tmp_path]).records, catalog=CATALOG).cell("m", "none", MUON) is not None
+
+
+@pytest.mark.parametrize(
+    ("reason", "exit_code", "expected"),
+    [
+        ("the agent cannot start: no API key", None, "infrastructure"),
+        ("the model provider failed: HTTP 500", None, "infrastructure"),
+        ("the command driver failed: the command's sandbox cannot start", None, "infrastructure"),
+        ("the command exited with code 127", 127, "infrastructure"),
+        ("the command exited with code 1", 1, "agent_failed"),
+        ("stopped; the command was terminated (code -15)", -15, "completed"),
+        ("the agent submitted revision 3", None, "completed"),
+    ],
+)
+def test_logs_without_an_outcome_are_classified_as_drivers_decide_now(reason: str, exit_code: int | None, expected: str) -> None:
+    from workbench.session.events import DriverFinished
+    from workbench.session.state import outcome_of
+
+    assert outcome_of(DriverFinished(driver="x", reason=reason, exit_code=exit_code)) == expected

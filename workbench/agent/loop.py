@@ -177,8 +177,9 @@ class AgentDriver:
     # ---- set-up ----------------------------------------------------------------------------------
 
     def _fail(self, ctx: DriverContext, message: str, reason: str) -> DriverResult:
+        """The agent could not start or the provider failed it: never the agent's result (infrastructure)."""
         ctx.emit(Error(message=message, where="agent"))
-        return DriverResult(reason)
+        return DriverResult(reason, outcome="infrastructure")
 
     def _toolbox(self, ctx: DriverContext, task: Task) -> ToolBox:
         config = ctx.config

@@ -81,8 +81,9 @@ def unit_status(campaign: Campaign, unit: Unit, store: SessionStore | None = Non
         return replace(base, state="running")
     if state.finished is None:
         return replace(base, state="interrupted")
-    if outcome.failure is not None:
-        return replace(base, state="failed", reason=outcome.failure)
+    if outcome.failure is not None or state.outcome == "infrastructure":  # never a result: retried
+        done = state.driver_finished
+        return replace(base, state="failed", reason=outcome.failure or (done.reason if done is not None else ""))
     return replace(base, state="judged") if judged else base
 
 

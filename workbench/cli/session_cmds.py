@@ -121,7 +121,10 @@ def _finish(result: RunResult, config: SessionConfig | None = None) -> typer.Exi
 @session_app.command("new")
 def new_cmd(
     task_id: Annotated[str, typer.Argument(help="Task id.")],
-    guidance: Annotated[str, typer.Option("--guidance", help="none, L1, L1+L2 or L1+L2+L3.")] = "none",
+    guidance: Annotated[
+        str | None,
+        typer.Option("--guidance", help="none, L1, L1+L2 or L1+L2+L3 (default none; a replay keeps the recorded session's)."),
+    ] = None,
     driver: Annotated[str, typer.Option("--driver", help="human, command, replay or agent.")] = "human",
     command: Annotated[str | None, typer.Option("--command", help="Command driver: the shell command to run.")] = None,
     from_session: Annotated[str | None, typer.Option("--from", help="Replay driver: the session to replay.")] = None,
@@ -184,7 +187,7 @@ def new_cmd(
             store,
             catalog(tasks_dir, guidance_dir),
             task_id,
-            guidance=parse_config(guidance),
+            guidance=parse_config(guidance) if guidance is not None else None,
             driver=settings,
             device=resolve_device_option(device),
             workloads=workload or None,
@@ -288,7 +291,8 @@ def logs_cmd(
     With --follow, new events are printed as the runner writes them, until the session ends (its runner
     finishes) or Ctrl-C; a session not being run is waited for. Event types: session_started, revision,
     eval_started, eval_finished, eval_skipped, model_call, model_retry, tool_call, tool_result, driver_output,
-    driver_finished, submission, judge_verdict, review, session_finished, error. Exit code 0, or 2 for an
+    driver_finished, session_excluded, session_included, submission, judge_verdict, review, session_finished,
+    error. Exit code 0, or 2 for an
     unknown session or event type.
     """
     from workbench.session.format import log_line
@@ -391,6 +395,54 @@ def stop_cmd(
             f"by itself (`d2k-workbench session logs {ref.id} --follow` shows when)",
             EXIT_FAILED,
         )
+
+
+@session_app.command("exclude")
+def exclude_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
+    reason: Annotated[str, typer.Option("--reason", help="Why it is set aside (the report prints it).")],
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Set a session aside: `report` no longer counts it and lists it, with the reason, among the sessions
+    not counted. Recorded as an event in the session's log; `session include` undoes it.
+
+    Exit code 0 when recorded, 2 for an unknown session, an empty reason or a session being run.
+    """
+    _mark(session_id, reason, sessions_dir, exclude=True)
+
+
+@session_app.command("include")
+def include_cmd(
+    session_id: Annotated[str, typer.Argument(help="Session id (or a unique prefix/suffix of one).")],
+    reason: Annotated[str, typer.Option("--reason", help="Why it counts again (optional).")] = "",
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Count an excluded session again (an event in its log). Exit code 0 when recorded, 1 when the session
+    was not excluded (nothing recorded), 2 for an unknown session or a session being run."""
+    _mark(session_id, reason, sessions_dir, exclude=False)
+
+
+def _mark(session_id: str, reason: str, sessions_dir: Path | None, *, exclude: bool) -> None:
+    from workbench.session.eventlog import append_events
+    from workbench.session.events import SessionExcluded, SessionIncluded
+
+    reason = " ".join(reason.split())
+    if exclude and not reason:
+        raise fail("give the reason with --reason: the report prints it beside the session")
+    with session_errors():
+        store = session_store(sessions_dir)
+        ref = store.resolve(session_id)
+        if ref.read_only:
+            raise fail(f"{ref.id} is a shipped example: examples are counted only when asked for (report --examples)")
+        excluded = store.load(ref).state.excluded
+        if not exclude and excluded is None:
+            raise fail(f"session {ref.id} is not excluded: nothing recorded", EXIT_FAILED)
+        event = SessionExcluded(reason=reason) if exclude else SessionIncluded(reason=reason)
+        append_events(ref, [event], lock_wait_s=0.0)
+    if exclude:
+        write_stdout(f"session {ref.id} excluded: {reason}\n")
+    else:
+        write_stdout(f"session {ref.id} counts again (it was excluded: {excluded.reason if excluded else ''})\n")
 
 
 @session_app.command("rm")

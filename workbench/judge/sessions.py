@@ -25,7 +25,7 @@ from __future__ import annotations
 import getpass
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import cast
@@ -42,12 +42,12 @@ from workbench.judge.prompt import DESIGN_FILE, EXPERT_FILE, JudgeInput, build_i
 from workbench.judge.scores import Judgement, judgements
 from workbench.judge.verdict import Level, ReviewRecord, VerdictKind, VerdictRecord
 from workbench.llm import Provider, RetryPolicy
-from workbench.session.eventlog import LOCK_NAME, EventWriter, SessionLocked, lock_pid
-from workbench.session.events import Event, JudgeVerdict, Review
+from workbench.session.eventlog import LOCK_NAME, SessionLocked, append_events, lock_pid
+from workbench.session.events import JudgeVerdict, Review
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionStore, SessionView
 
-LOCK_WAIT_S = 10.0
+LOCK_WAIT_S = 10.0  # how long to wait for a runner's lock before saying the session is busy
 
 
 class NothingToJudge(SessionError):
@@ -81,29 +81,6 @@ def check_writable(store: SessionStore, ref: SessionRef) -> None:
             f"session {ref.id} is being run by {holder}: judge or review it when the run has ended "
             f"(`d2k-workbench session stop {ref.id}` ends it)"
         )
-
-
-def append_events(
-    ref: SessionRef, events: Sequence[Event], *, lock_wait_s: float = LOCK_WAIT_S, sleep: Callable[[float], None] = time.sleep
-) -> list[Event]:
-    """Append `events` through the session's EventWriter (the runner lock held only meanwhile), waiting up to
-    `lock_wait_s` for the lock; SessionLocked when it stays held."""
-    deadline = time.monotonic() + lock_wait_s
-    while True:
-        try:
-            writer = EventWriter(ref.dir)
-        except SessionLocked:
-            if time.monotonic() >= deadline:
-                pid = lock_pid(ref.dir / LOCK_NAME)
-                holder = f"pid {pid}" if pid is not None else "another process"
-                raise SessionLocked(
-                    f"session {ref.id} is held by {holder} (a runner started meanwhile?): nothing was recorded; "
-                    "try again when the run has ended"
-                ) from None
-            sleep(0.05)
-            continue
-        with writer:
-            return [writer.append(event) for event in events]
 
 
 # --- what is judged ---------------------------------------------------------------------------------------

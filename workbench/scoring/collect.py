@@ -162,6 +162,9 @@ def read_session(path: Path) -> SessionRecord:
         tokens=_tokens(events),
         verdicts=_judgements(events, notes),
         notes=notes,
+        outcome=state.outcome,
+        outcome_reason=state.driver_finished.reason if state.driver_finished is not None else "",
+        excluded=state.excluded.reason if state.excluded is not None else None,
     )
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from workbench.llm.usage import Spend
 from workbench.scoring.verdicts import Level, VerdictKind
+from workbench.session.events import Outcome
 
 
 class _Record(BaseModel):
@@ -96,6 +97,19 @@ class SessionRecord(_Record):
     tokens: Spend = Spend()
     verdicts: list[JudgeRecord] = []
     notes: list[str] = []  # what the reader had to skip (bad log lines, malformed verdicts)
+    outcome: Outcome | None = None  # how the driver's run ended (None: not ended); events.Outcome
+    outcome_reason: str = ""  # the driver's own words
+    excluded: str | None = None  # set aside by a person, with this reason (`session exclude`)
+
+    @property
+    def set_aside(self) -> str | None:
+        """Why the session is not a result, or None when it counts: broken by infrastructure (never
+        started, provider or sandbox failures), or excluded by a person."""
+        if self.excluded is not None:
+            return f"excluded: {self.excluded}"
+        if self.outcome == "infrastructure":
+            return f"infrastructure: {self.outcome_reason}"
+        return None
 
     def revision(self, rev: int | None) -> RevisionRecord | None:
         return next((r for r in self.revisions if r.rev == rev), None) if rev is not None else None

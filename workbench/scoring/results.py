@@ -148,6 +148,7 @@ class Provenance(_Model):
     baseline: str
     baseline_sessions: list[str] = []
     generated: datetime
+    set_aside: int = 0  # sessions read and not counted (infrastructure failures, exclusions)
 
     def caption(self) -> str:
         """One line: sessions, device, dates, baseline."""
@@ -158,7 +159,16 @@ class Provenance(_Model):
             else f"{first:%Y-%m-%d}" + (f" to {last:%Y-%m-%d}" if last.date() != first.date() else "")
         )
         device = self.device_model or "untimed"
-        return f"{len(self.sessions)} session(s) · device: {device} · sessions of {dates} · baseline: {self.baseline}"
+        aside = f" ({self.set_aside} more not counted)" if self.set_aside else ""
+        return f"{len(self.sessions)} session(s){aside} · device: {device} · sessions of {dates} · baseline: {self.baseline}"
+
+
+class SetAside(_Model):
+    """A session that is not a result: broken by infrastructure, or excluded by a person (`why` says which)."""
+
+    session: str
+    task: str
+    why: str
 
 
 class Results(_Model):
@@ -172,6 +182,7 @@ class Results(_Model):
     tokens: list[TokenRow]
     overall: list[OverallScores]
     notes: list[str]
+    set_aside: list[SetAside] = []  # sessions read but not counted, and why
 
     def cell(self, group: str, config: str, task: str) -> TaskCell | None:
         return next((c for c in self.cells if (c.group, c.config, c.task) == (group, config, task)), None)
@@ -353,6 +364,11 @@ def score(
     device models. `catalog` gives the tasks' roofline formulas (None: no roofline fractions)."""
     if not records:
         raise UsageError("no sessions to score")
+    set_aside = [SetAside(session=r.id, task=r.task, why=why) for r in records if (why := r.set_aside) is not None]
+    records = [r for r in records if r.set_aside is None]
+    if not records:
+        listed = "; ".join(f"{s.session} ({s.why})" for s in set_aside)
+        raise UsageError(f"no sessions to score: every session was set aside: {listed}")
     baseline = baseline or reference_baseline()
     device_model = check_devices(records, baseline)
     labels = group_labels(records)
@@ -454,6 +470,8 @@ def score(
         notes.append(
             f"{len(superseded)} earlier session(s) of the same model, configuration and task not counted: {', '.join(superseded)}"
         )
+    for aside in set_aside:
+        notes.append(f"not counted: {aside.session} ({aside.task}): {aside.why}")
     for task, why in sorted(baseline.missing.items()):
         notes.append(f"no baseline for {task}: {why}")
     if baseline.mode == "sessions":
@@ -473,6 +491,7 @@ def score(
         baseline=baseline.description,
         baseline_sessions=sorted({e.session for e in baseline.entries.values()}),
         generated=(now or datetime.now(UTC)),
+        set_aside=len(set_aside),
     )
     groups = [
         GroupInfo(
@@ -497,4 +516,5 @@ def score(
         tokens=tokens,
         overall=overall,
         notes=notes,
+        set_aside=set_aside,
     )

@@ -28,6 +28,7 @@ from workbench.session.events import (
     Event,
     JudgeVerdict,
     ModelCall,
+    Outcome,
     Review,
     SessionFinished,
     SessionStarted,
@@ -137,10 +138,13 @@ def scored_session(
     verdicts: Sequence[tuple[int, dict[str, Any]]] = (),
     reviews: Sequence[tuple[int, dict[str, Any]]] = (),
     finish: bool = True,
+    outcome: Outcome | None = "completed",
+    finish_reason: str = "done",
 ) -> SessionRef:
     """A session of `task` whose revisions are `steps`: an agent session of `model` when given (one
     model_call per turn, `usage` and `cost_usd` each), else a command session of `command`. Then the judge's
-    verdicts and the reviews (rev, dict), and with `finish` the runner's ending (the submission by its rule)."""
+    verdicts and the reviews (rev, dict), and with `finish` the runner's ending (the submission by its rule),
+    its driver's `outcome` and `finish_reason`."""
     created = created or datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     ref = new_session(
         root, task, "# template\n", driver="command", command=command, guidance=guidance, device=device, created=created,
@@ -171,14 +175,14 @@ def scored_session(
         write_events(
             ref,
             [
-                DriverFinished(driver=config.driver, reason="done", exit_code=0),
+                DriverFinished(driver=config.driver, reason=finish_reason, exit_code=0, outcome=outcome),
                 Submission(
                     rev=rev_chosen,
                     sha=chosen.sha if chosen else None,
                     geomean_speedup=chosen.geomean_speedup if chosen else None,
                     reason=why,
                 ),
-                SessionFinished(reason="done", submission_rev=rev_chosen),
+                SessionFinished(reason=finish_reason, submission_rev=rev_chosen),
             ],
         )
     return ref

@@ -111,7 +111,7 @@ def create_session(
     catalog: Catalog,
     task_id: str,
     *,
-    guidance: GuidanceConfig = "none",
+    guidance: GuidanceConfig | None = None,
     driver: DriverConfig | None = None,
     device: str = "cpu",
     workloads: list[str] | None = None,
@@ -121,6 +121,8 @@ def create_session(
 ) -> SessionRef:
     """Validate the request, then write sessions/<id>/ (session.toml, workspace/). UsageError for bad input.
 
+    `guidance`: the configuration (default "none"); a replay keeps the recorded session's, and any other
+    value is refused (the replay would be labelled with guidance it never had).
     `driver`: the driver and its settings (default: a human); its fields were validated when it was built
     (`session.options.driver_from_options` for the CLI and the launch dialog). `session_id`: a chosen id
     instead of a new one (a campaign names its sessions after their cell); the directory is made
@@ -138,7 +140,14 @@ def create_session(
         source = store.load(store.resolve(driver.from_session)).config
         if source.task != task.id:
             raise UsageError(f"session {source.id} is a {source.task} session, not {task.id}")
+        if guidance is not None and guidance != source.guidance:
+            raise UsageError(
+                f"a replay keeps the recorded session's guidance: {source.id} ran with {source.guidance}, not {guidance} "
+                "(leave --guidance out)"
+            )
+        guidance = source.guidance
         driver = ReplayConfig(from_session=source.id)
+    guidance = guidance or "none"
     for name in workloads or []:
         task.workload(name)  # UsageError naming the known workloads
     guidance_text = ""

@@ -23,9 +23,9 @@ from workbench.errors import SessionError
 from workbench.harness.host import sandbox
 from workbench.harness.host.child import die_with_parent
 from workbench.session.config import SessionConfig
-from workbench.session.events import DriverOutput, Event
+from workbench.session.events import DriverOutput, Event, Outcome
 from workbench.session.layout import BRIEF_NAME
-from workbench.session.state import SessionState
+from workbench.session.state import MISSING_COMMAND_CODES, SessionState, outcome_of
 from workbench.session.store import SessionStore
 
 if TYPE_CHECKING:
@@ -37,10 +37,12 @@ NOT_REPLAYED = ("task/", BRIEF_NAME, ".gitignore")  # each session writes its ow
 
 @dataclass(frozen=True)
 class DriverResult:
-    """Why the driver ended; exit_code for drivers that run a process."""
+    """Why the driver ended; exit_code for drivers that run a process; `outcome`: whether the run is a
+    result (events.Outcome: "infrastructure" when it never started or broke for reasons not the agent's)."""
 
     reason: str
     exit_code: int | None = None
+    outcome: Outcome = "completed"
 
 
 class DriverContext(Protocol):
@@ -178,7 +180,7 @@ class CommandDriver:
     def run(self, ctx: DriverContext) -> DriverResult:
         done = ctx.state().driver_finished
         if done is not None:  # a resumed session whose command had already exited: do not start it again
-            return DriverResult(f"the command had already exited ({done.reason})", done.exit_code)
+            return DriverResult(f"the command had already exited ({done.reason})", done.exit_code, outcome_of(done))
         (ctx.session_dir / RESULTS_NAME).touch()
         argv, env, self.sandbox = self.command_line(ctx)
         process = subprocess.Popen(
@@ -211,7 +213,13 @@ class CommandDriver:
             reader.join(timeout=5)
         if stopped:
             return DriverResult(f"stopped; the command was terminated (code {code})", code)
-        return DriverResult(f"the command exited with code {code}", code)
+        if code in MISSING_COMMAND_CODES:
+            return DriverResult(
+                f"the command could not be started: exit code {code} ({'not found' if code == 127 else 'not executable'})",
+                code,
+                "infrastructure",
+            )
+        return DriverResult(f"the command exited with code {code}", code, "agent_failed" if code != 0 else "completed")
 
     def _pump(self, stream: IO[str] | None, name: str, ctx: DriverContext) -> None:
         assert stream is not None

@@ -6,10 +6,10 @@ import fcntl
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -17,6 +17,9 @@ from workbench.errors import SessionError
 from workbench.session.events import EVENT_ADAPTER, Event
 from workbench.session.integrity import Chain
 from workbench.session.secrets import redact, secret_values
+
+if TYPE_CHECKING:
+    from workbench.session.layout import SessionRef  # layout imports this module
 
 LOG_NAME = "events.jsonl"
 LOCK_NAME = ".runner.lock"
@@ -188,3 +191,29 @@ class LogTail:
                 self.bad_lines.append(BadLine(self.line, exc.errors(include_url=False)[0]["msg"]))
         self.offset += end
         return events
+
+
+APPEND_WAIT_S = 10.0  # how long `append_events` waits for a runner's lock
+
+
+def append_events(
+    ref: SessionRef, events: Sequence[Event], *, lock_wait_s: float = APPEND_WAIT_S, sleep: Callable[[float], None] = time.sleep
+) -> list[Event]:
+    """Append `events` through the session's EventWriter (the runner lock held only meanwhile), waiting up to
+    `lock_wait_s` for the lock; SessionLocked when it stays held."""
+    deadline = time.monotonic() + lock_wait_s
+    while True:
+        try:
+            writer = EventWriter(ref.dir)
+        except SessionLocked:
+            if time.monotonic() >= deadline:
+                pid = lock_pid(ref.dir / LOCK_NAME)
+                holder = f"pid {pid}" if pid is not None else "another process"
+                raise SessionLocked(
+                    f"session {ref.id} is held by {holder} (a runner started meanwhile?): nothing was recorded; "
+                    "try again when the run has ended"
+                ) from None
+            sleep(0.05)
+            continue
+        with writer:
+            return [writer.append(event) for event in events]

@@ -116,6 +116,15 @@ class DriverOutput(_Event):
     text: str
 
 
+# How a session's run ended, for what counts as a result: "completed" (the driver ran to its end: the
+# agent submitted, ran out of budget, a command exited 0, a replay finished, someone stopped it),
+# "agent_failed" (the agent's own failure: a command agent's non-zero exit), "infrastructure" (never started
+# or broken by what is not the agent: the provider unreachable, authentication, quota, server errors, a
+# command that is not there, the sandbox, the driver itself). Infrastructure outcomes are never a result.
+Outcome = Literal["completed", "agent_failed", "infrastructure"]
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+
 class DriverFinished(_Event):
     """The driver ended (a command exited, a replay completed, a human went idle or was stopped)."""
 
@@ -123,6 +132,21 @@ class DriverFinished(_Event):
     driver: str
     reason: str
     exit_code: int | None = None  # command driver: the command's exit status
+    outcome: Outcome | None = None  # None in logs written before outcomes were recorded (state.outcome_of)
+
+
+class SessionExcluded(_Event):
+    """Someone set the session aside: reports do not count it, and say so with the reason."""
+
+    type: Literal["session_excluded"] = "session_excluded"
+    reason: str
+
+
+class SessionIncluded(_Event):
+    """An excluded session counted again."""
+
+    type: Literal["session_included"] = "session_included"
+    reason: str = ""
 
 
 class Submission(_Event):
@@ -169,6 +193,8 @@ Event = Annotated[
     | ToolResult
     | DriverOutput
     | DriverFinished
+    | SessionExcluded
+    | SessionIncluded
     | Submission
     | JudgeVerdict
     | Review

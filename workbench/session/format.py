@@ -25,7 +25,9 @@ from workbench.session.events import (
     ModelRetry,
     Review,
     Revision,
+    SessionExcluded,
     SessionFinished,
+    SessionIncluded,
     SessionStarted,
     Submission,
     ToolCall,
@@ -86,7 +88,12 @@ def describe(event: Event) -> str | None:
             return f"rev {event.rev} not evaluated: the task's untouched template"
         return f"rev {event.rev} skipped (superseded by rev {event.superseded_by} before its evaluation began)"
     if isinstance(event, DriverFinished):
-        return f"driver {event.driver} finished: {event.reason}"
+        note = " (infrastructure: not a result)" if event.outcome == "infrastructure" else ""
+        return f"driver {event.driver} finished: {event.reason}{note}"
+    if isinstance(event, SessionExcluded):
+        return f"excluded from reports: {event.reason}"
+    if isinstance(event, SessionIncluded):
+        return "counted again" + (f": {event.reason}" if event.reason else "")
     if isinstance(event, Submission):
         if event.rev is None:
             return f"submission: none ({event.reason})"
@@ -158,6 +165,9 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
         "read_only": view.ref.read_only,
         "running": running,
         "finished": state.finished.reason if state.finished else None,
+        # how the run ended for what counts as a result (events.Outcome), and a person's exclusion
+        "outcome": state.outcome,
+        "excluded": state.excluded.reason if state.excluded is not None else None,
         "submission": None
         if submission is None
         else {
@@ -313,7 +323,13 @@ def session_show(view: SessionView, running: bool) -> list[RenderableType]:
         lines.append(f"command: {escape(config.command)}")
     if config.from_session:
         lines.append(f"replay of: {config.from_session}")
-    lines.append(f"dir {escape(str(ref.dir))}   {status}")
+    lines.append(f"dir {escape(str(ref.dir))}   {escape(status)}")
+    if state.outcome == "infrastructure":
+        lines.append("[yellow]not a result[/]: the run never started or broke for reasons not the agent's (reports leave it out)")
+    elif state.outcome == "agent_failed":
+        lines.append("outcome: failed by the agent (counted as its result)")
+    if state.excluded is not None:
+        lines.append(f"[yellow]excluded[/]: {escape(state.excluded.reason)} (`session include {config.id}` counts it again)")
     parts: list[RenderableType] = [Text.from_markup(line) for line in lines]
     parts.append(revisions_table(state))
     submission = submission_line(state)

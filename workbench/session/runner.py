@@ -286,7 +286,11 @@ class Runner:
             watcher.stop()
             if not self._repo_broken and self._repo.problem() is None:
                 self.commit("edits made as the driver ended")
-            self.emit(DriverFinished(driver=self.config.driver, reason=result.reason, exit_code=result.exit_code))
+            self.emit(
+                DriverFinished(
+                    driver=self.config.driver, reason=result.reason, exit_code=result.exit_code, outcome=result.outcome
+                )
+            )
             self._queue.drain()
             chosen, why = select_submission(self._state.ordered())
             if not self._evaluates:
@@ -322,7 +326,7 @@ class Runner:
             return driver.run(self)
         except Exception as exc:  # the driver broke: record it, then finish the session normally
             self.emit(Error(message=f"{type(exc).__name__}: {exc}", where=f"{driver.name} driver"))
-            return DriverResult(f"the {driver.name} driver failed: {exc}")
+            return DriverResult(f"the {driver.name} driver failed: {exc}", outcome="infrastructure")
 
     def _reconcile(self) -> None:
         """Bring the log up to date with the workspace after a start or a crash."""

@@ -19,13 +19,35 @@ from workbench.session.events import (
     EvalStarted,
     Event,
     ModelCall,
+    Outcome,
     Revision,
+    SessionExcluded,
     SessionFinished,
+    SessionIncluded,
     SessionStarted,
     Submission,
     ToolCall,
     ToolResult,
 )
+
+# A command that the shell could not find (127) or run (126): the command agent never started.
+MISSING_COMMAND_CODES = (126, 127)
+_INFRASTRUCTURE_REASONS = ("the agent cannot start", "the model provider", "the command's sandbox")
+
+
+def outcome_of(done: DriverFinished) -> Outcome:
+    """The driver's outcome: as recorded, or for a log written before outcomes were recorded, read from its
+    reason and exit code the way the drivers decide it now."""
+    if done.outcome is not None:
+        return done.outcome
+    if done.exit_code in MISSING_COMMAND_CODES or done.reason.startswith(_INFRASTRUCTURE_REASONS):
+        return "infrastructure"
+    if " driver failed" in done.reason:
+        return "infrastructure"
+    if done.exit_code not in (None, 0) and not done.reason.startswith("stopped"):
+        return "agent_failed"
+    return "completed"
+
 
 EvalState = Literal["pending", "running", "finished", "skipped"]
 
@@ -94,6 +116,7 @@ class SessionState:
     submission: Submission | None = None  # the latest selection
     finished: SessionFinished | None = None  # None while running or after a resume
     driver_finished: DriverFinished | None = None
+    excluded: SessionExcluded | None = None  # set aside by a person (the latest exclusion not undone)
     driver_output: list[DriverOutput] = field(default_factory=list)
     errors: list[Error] = field(default_factory=list)
     model_calls: list[ModelCall] = field(default_factory=list)  # the built-in agent's turns, in log order
@@ -151,6 +174,10 @@ class SessionState:
             self.finished = event
         elif isinstance(event, DriverFinished):
             self.driver_finished = event
+        elif isinstance(event, SessionExcluded):
+            self.excluded = event
+        elif isinstance(event, SessionIncluded):
+            self.excluded = None
         elif isinstance(event, DriverOutput):
             self.driver_output.append(event)
         elif isinstance(event, Error):
@@ -163,6 +190,11 @@ class SessionState:
             self.tool_results.append(event)
 
     # ---- views -------------------------------------------------------------------------------------
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the driver's run ended (None: it has not ended, or the runner died before it could say)."""
+        return outcome_of(self.driver_finished) if self.driver_finished is not None else None
 
     def ordered(self) -> list[RevisionState]:
         """Revisions by number."""

@@ -92,10 +92,17 @@ class SessionLaunched(Message):
 
 class LaunchOptionsLoaded(Message):
     """For the launch dialog's task: its workloads (name, kind) and the sessions of it a replay can re-run
-    (id, label)."""
+    (id, label), with each one's guidance (a replay keeps it)."""
 
-    def __init__(self, task: str, workloads: list[tuple[str, str]], sources: list[tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        task: str,
+        workloads: list[tuple[str, str]],
+        sources: list[tuple[str, str]],
+        source_guidance: dict[str, str] | None = None,
+    ) -> None:
         super().__init__()
         self.task = task
         self.workloads = workloads
         self.sources = sources
+        self.source_guidance = source_guidance or {}

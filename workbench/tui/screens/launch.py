@@ -192,6 +192,7 @@ class LaunchScreen(WorkbenchModal):
         super().__init__()
         self.task_id = task_id
         self.launching = False
+        self._source_guidance: dict[str, str] = {}  # the replayable sessions' guidance (a replay keeps it)
 
     def compose(self) -> ComposeResult:
         try:
@@ -336,12 +337,11 @@ class LaunchScreen(WorkbenchModal):
             workloads = [(w.name, "gpu") for w in task.spec.workloads] + [
                 (w.name, "cpu smoke") for w in task.spec.smoke_workloads
             ]
+        rows = [r for r in self.context.store.summaries() if r.problem is None and r.task == task_id and r.revisions]
         sources = [
-            (row.id, f"{row.id} ({'example' if row.read_only else row.driver}, {row.revisions} revisions)")
-            for row in self.context.store.summaries()
-            if row.problem is None and row.task == task_id and row.revisions
+            (row.id, f"{row.id} ({'example' if row.read_only else row.driver}, {row.revisions} revisions)") for row in rows
         ]
-        self.post_message(LaunchOptionsLoaded(task_id, workloads, sources))
+        self.post_message(LaunchOptionsLoaded(task_id, workloads, sources, {row.id: row.guidance for row in rows}))
 
     def on_launch_options_loaded(self, message: LaunchOptionsLoaded) -> None:
         if message.task != self.query_one("#launch-task", Select).value:
@@ -350,6 +350,7 @@ class LaunchScreen(WorkbenchModal):
         box.clear_options()
         box.add_options([(f"{name} ({kind})", name) for name, kind in message.workloads])
         self.query_one("#launch-from", Select).set_options([(label, source) for source, label in message.sources])
+        self._source_guidance = message.source_guidance
 
     @on(Select.Changed, "#launch-task")
     def _task_changed(self) -> None:
@@ -400,6 +401,9 @@ class LaunchScreen(WorkbenchModal):
     def _source_chosen(self, event: Select.Changed) -> None:
         if isinstance(event.value, str):
             self.query_one("#launch-driver", Select).value = "replay"
+            recorded = self._source_guidance.get(event.value)
+            if recorded:  # a replay keeps the recorded session's guidance (create_session refuses another)
+                self.query_one("#launch-guidance", Select).value = recorded
 
     @on(Select.Changed, "#launch-guidance")
     @on(Select.Changed, "#launch-device")
