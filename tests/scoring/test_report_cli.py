@@ -55,7 +55,9 @@ def test_every_format_over_the_examples(fmt: str) -> None:
 
 def test_one_table_as_csv_and_the_default_roots(tmp_path: Path) -> None:
     env = {"D2K_SESSIONS_DIR": str(tmp_path / "none-here"), "D2K_EXAMPLES_DIR": str(EXAMPLES)}
-    result = run("--format", "csv", "--table", "table5", env=env)  # no paths: the sessions root and the examples
+    alone = run("--format", "csv", "--table", "table5", env=env)  # no paths: the user's sessions only, and none here
+    assert alone.exit_code == 2 and "--examples" in alone.stderr  # the shipped examples are never mixed in unasked
+    result = run("--format", "csv", "--table", "table5", "--examples", env=env)
     assert result.exit_code == 0, result.output
     rows = list(csv.reader(io.StringIO(result.stdout)))
     assert rows[0] == ["model", "fast_1 none", "fast_1.5 none", "fast_2 none"] and rows[-1][0] == "all pairs"
@@ -107,3 +109,16 @@ def test_bad_input_exits_2(tmp_path: Path, bench_root: Path) -> None:
     empty_env = {"D2K_SESSIONS_DIR": str(tmp_path / "empty"), "D2K_EXAMPLES_DIR": str(tmp_path / "empty")}
     nothing = run(env=empty_env)
     assert nothing.exit_code == 2 and "no sessions found" in nothing.stderr
+
+
+def test_the_shipped_examples_stay_out_of_a_users_own_sessions(tmp_path: Path, bench_root: Path) -> None:
+    # the user's sessions root holds their sessions; the shipped examples (an H200 and a CPU session) are
+    # counted only with --examples, or when named themselves
+    env = {"D2K_SESSIONS_DIR": str(bench_root), "D2K_EXAMPLES_DIR": str(EXAMPLES)}
+    own = run("--format", "json", "--table", "table1", env=env)
+    assert own.exit_code == 0, own.output
+    sessions = json.loads(own.stdout)["provenance"]["sessions"]
+    shipped = {d.name for d in EXAMPLES.iterdir() if (d / "session.toml").is_file()}
+    assert sessions and not shipped & set(sessions)
+    both = run("--format", "json", "--table", "table1", "--examples", env=env)
+    assert shipped <= set(json.loads(both.stdout)["provenance"]["sessions"])

@@ -67,6 +67,10 @@ def test_the_other_tables(results: Results) -> None:
     t6 = {(r["model"], r["config"]): r for r in tables["table6"].records()}
     assert t6[("model-a", "none")]["cache_read"] == 12000 and t6[("model-a", "none")]["cost_usd"] == pytest.approx(6.0)
     assert ("total", "none") in t6 and ("model-a", "design") in t6
+    a_none = t6[("model-a", "none")]  # per turn 100 uncached, 1000 cache read, 10 cache write, 20 output (5 reasoning)
+    buckets = ("uncached_input", "cache_read", "cache_write", "output", "reasoning")
+    assert a_none["total_tokens"] == sum(a_none[b] for b in buckets) and a_none["reasoning"] * 4 == a_none["output"]
+    assert any("output is the visible output only" in n for n in tables["table6"].notes)
     ablation = {r["model"]: r for r in tables["ablation"].records()}
     assert ablation["model-a"]["none"] == pytest.approx(2.25)
     assert ablation["model-a"]["L1"] == pytest.approx((math.sqrt(32) + 3) / 2)

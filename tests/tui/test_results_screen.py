@@ -65,7 +65,9 @@ async def test_tables_filters_chart_and_curve(scored_root: WorkbenchContext, mak
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_results(app, pilot)
-        assert "5 session(s) · device: NVIDIA H200" in text_of(screen, "#results-caption")  # 4 here + the shipped example
+        caption = text_of(screen, "#results-caption")
+        assert "4 session(s) · device: NVIDIA H200" in caption  # the user's own: the shipped example is not mixed in
+        assert "shipped example" not in caption
         table1 = screen.query_one("#results-table-table1", DataTable)
         rows = first_column(table1)
         assert rows[:2] == ["model-a", "model-b"] and rows[-2:] == ["baseline (reference)", "overall"]

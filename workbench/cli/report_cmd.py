@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from workbench.cli.common import TasksDir, catalog, session_store, stderr, stdout, user_errors, write_stdout
+
+if TYPE_CHECKING:
+    from workbench.session.store import SessionStore
 
 FORMATS = ("table", "md", "csv", "json")  # as workbench.scoring.tables.FORMATS (not imported: the CLI starts fast)
 
@@ -21,8 +24,7 @@ def report(
     sessions: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Session folders, folders of sessions, or session ids (default: every session of the sessions root "
-            "and the shipped examples).",
+            help="Session folders, folders of sessions, or session ids (default: every session of the sessions root).",
             show_default=False,
             metavar="SESSIONS_OR_DIRS",
         ),
@@ -55,6 +57,9 @@ def report(
     campaign: Annotated[
         Path | None, typer.Option("--campaign", help="The sessions of this campaign file (its sessions_dir).", metavar="FILE")
     ] = None,
+    examples: Annotated[
+        bool, typer.Option("--examples", help="Count the shipped example sessions too (never mixed in otherwise).")
+    ] = False,
     tasks_dir: TasksDir = None,
     sessions_dir: SessionsDirOpt = None,
 ) -> None:
@@ -83,11 +88,17 @@ def report(
 
             paths.append(str(load_campaign(campaign).sessions_dir))
         if not paths:
-            paths = [str(ref.dir) for ref in store.list()]
+            paths = [str(ref.dir) for ref in store.list() if examples or not ref.read_only]
             if not paths:
-                where = str(store.root) + (f" or {store.examples}" if store.examples else "")
-                raise UsageError(f"no sessions found in {where}; name session folders or folders of sessions")
+                hint = "; --examples reports the shipped example sessions" if store.examples and not examples else ""
+                raise UsageError(f"no sessions found in {store.root}; name session folders or folders of sessions{hint}")
         records = collect(paths, store).records
+        if not examples and store.examples is not None and not _names_examples(paths, store):
+            # a folder named on the command line (the sessions root, say) may hold them beside the user's own
+            shipped = store.examples.resolve()
+            records = [r for r in records if not Path(r.path).resolve().is_relative_to(shipped)]
+            if not records:
+                raise UsageError("only shipped example sessions were found; --examples counts them")
         baseline_records = collect(baseline_sessions, store).records if baseline_sessions else None
         results = build_results(
             records,
@@ -121,3 +132,23 @@ def report(
 
             for path in write_figures(results, figures):
                 stderr().print(f"wrote {path}", highlight=False, markup=False)
+
+
+def _names_examples(paths: list[str], store: SessionStore) -> bool:
+    """Whether the command line names the shipped examples themselves (their folder, or one of them by path
+    or id): asked for, they are counted."""
+    from workbench.errors import WorkbenchError
+
+    shipped = store.examples.resolve() if store.examples is not None else None
+    for item in paths:
+        path = Path(item)
+        if path.exists():
+            if shipped is not None and path.resolve().is_relative_to(shipped):
+                return True
+            continue
+        try:
+            if store.resolve(item).read_only:
+                return True
+        except WorkbenchError:
+            continue
+    return False

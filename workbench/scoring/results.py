@@ -149,6 +149,8 @@ class Provenance(_Model):
     baseline_sessions: list[str] = []
     generated: datetime
     set_aside: int = 0  # sessions read and not counted (infrastructure failures, exclusions)
+    timed_sessions: int = 0  # sessions with a timed evaluation (on `device_model`)
+    untimed_sessions: int = 0  # sessions with none (evaluated on the CPU, or never evaluated): no latency
 
     def caption(self) -> str:
         """One line: sessions, device, dates, baseline."""
@@ -158,9 +160,10 @@ class Provenance(_Model):
             if first is None or last is None
             else f"{first:%Y-%m-%d}" + (f" to {last:%Y-%m-%d}" if last.date() != first.date() else "")
         )
-        device = self.device_model or "untimed"
         aside = f" ({self.set_aside} more not counted)" if self.set_aside else ""
-        return f"{len(self.sessions)} session(s){aside} · device: {device} · sessions of {dates} · baseline: {self.baseline}"
+        device = f"device: {self.device_model} ({self.timed_sessions} timed)" if self.device_model else "device: none"
+        untimed = f" · {self.untimed_sessions} untimed (CPU or not evaluated: no latency)" if self.untimed_sessions else ""
+        return f"{len(self.sessions)} session(s){aside} · {device}{untimed} · sessions of {dates} · baseline: {self.baseline}"
 
 
 class SetAside(_Model):
@@ -492,6 +495,8 @@ def score(
         baseline_sessions=sorted({e.session for e in baseline.entries.values()}),
         generated=(now or datetime.now(UTC)),
         set_aside=len(set_aside),
+        timed_sessions=sum(1 for r in records if r.device_models),
+        untimed_sessions=sum(1 for r in records if not r.device_models),
     )
     groups = [
         GroupInfo(

@@ -266,6 +266,7 @@ def table5(r: Results) -> Table:
 
 
 TOKEN_BUCKETS: tuple[str, ...] = ("uncached_input", "cache_read", "cache_write", "output", "reasoning")
+TOKEN_TITLES = {"output": "output (visible)"}
 
 
 def table6(r: Results) -> Table:
@@ -274,14 +275,16 @@ def table6(r: Results) -> Table:
         Column(key="config", title="guidance"),
         Column(key="sessions", title="sessions", kind="int"),
         Column(key="steps", title="turns", kind="int"),
-        *(Column(key=b, title=b.replace("_", " "), kind="tokens") for b in TOKEN_BUCKETS),
+        *(Column(key=b, title=TOKEN_TITLES.get(b, b.replace("_", " ")), kind="tokens") for b in TOKEN_BUCKETS),
+        Column(key="total_tokens", title="total", kind="tokens"),
         Column(key="cost_usd", title="cost", kind="usd"),
         Column(key="unpriced_calls", title="unpriced calls", kind="int"),
     ]
 
     def row(label: str, config: str, sessions: int, steps: int, t: Spend) -> list[Cell]:
         cost = t.cost_usd if t.calls > t.unpriced_calls else None
-        return [label, config, sessions, steps, *(getattr(t, b) for b in TOKEN_BUCKETS), cost, t.unpriced_calls]
+        total = t.input_tokens + t.output_tokens
+        return [label, config, sessions, steps, *(getattr(t, b) for b in TOKEN_BUCKETS), total, cost, t.unpriced_calls]
 
     rows = [row(t.group, t.config, t.sessions, t.steps, t.tokens) for t in r.tokens]
     for config in dict.fromkeys(t.config for t in r.tokens):
@@ -289,7 +292,9 @@ def table6(r: Results) -> Table:
         total = sum((t.tokens for t in mine), Spend())
         rows.append(row("total", config, sum(t.sessions for t in mine), sum(t.steps for t in mine), total))
     notes = [
-        "tokens of the model calls of the sessions that count (model_call events); reasoning tokens are part of the output",
+        "tokens of the model calls of the sessions that count (model_call events); output is the visible output only: "
+        "reasoning (thinking) tokens are their own column, billed at the output price; the five columns sum to the "
+        "total the provider reports",
         "cost from the price table at the time of each call; with unpriced calls it is a lower bound",
     ]
     return Table(id="table6", title="Table 6: tokens and cost", columns=columns, rows=rows, notes=notes)

@@ -44,12 +44,14 @@ ALL = ""  # a filter's value meaning "no filter"
 
 
 class ResultsLoaded(Message):
-    """The records of every readable session of the root, and the sessions that could not be read."""
+    """The records of every readable session of the root, and the sessions that could not be read;
+    `examples_only`: the root holds no session of the user's own, so these are the shipped examples."""
 
-    def __init__(self, records: list[SessionRecord], problems: list[tuple[Path, str]]) -> None:
+    def __init__(self, records: list[SessionRecord], problems: list[tuple[Path, str]], examples_only: bool = False) -> None:
         super().__init__()
         self.records = records
         self.problems = problems
+        self.examples_only = examples_only
 
 
 def fill_table(widget: DataTable[Text], table: Table, key_column: str | None = None) -> None:
@@ -81,6 +83,7 @@ class ResultsScreen(WorkbenchScreen):
         super().__init__()
         self.records: list[SessionRecord] = []
         self.problems: list[tuple[Path, str]] = []
+        self.examples_only = False  # no session of the user's own yet: the shipped examples are shown, and said so
         self.results: Results | None = None
         self.error: str | None = None
         self._options: dict[str, list[str]] = {}
@@ -122,14 +125,16 @@ class ResultsScreen(WorkbenchScreen):
     @work(thread=True, group="results", name="reading sessions for the results", exit_on_error=False)
     def load_records(self) -> None:
         refs = self.context.store.list()
+        own = [ref for ref in refs if not ref.read_only]  # the shipped examples never mix with the user's sessions
         if not refs:
             self.post_message(ResultsLoaded([], []))
             return
-        collected = collect([ref.dir for ref in refs], strict=False)
-        self.post_message(ResultsLoaded(collected.records, collected.problems))
+        collected = collect([ref.dir for ref in own or refs], strict=False)
+        self.post_message(ResultsLoaded(collected.records, collected.problems, examples_only=not own))
 
     def on_results_loaded(self, message: ResultsLoaded) -> None:
         self.records, self.problems = message.records, message.problems
+        self.examples_only = message.examples_only
         labels = group_labels(self.records)
         devices = Counter(model for r in self.records for model in r.device_models)
         options = {
@@ -186,6 +191,8 @@ class ResultsScreen(WorkbenchScreen):
             self._show(None)
             return
         text = Text(self.results.provenance.caption(), style="dim")
+        if self.examples_only:
+            text = Text("the shipped example sessions (none of your own yet) · ", style="yellow") + text
         if self.problems:
             text.append(f" · {len(self.problems)} unreadable session(s) left out", style="yellow")
         caption.update(text)

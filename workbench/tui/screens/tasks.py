@@ -139,7 +139,7 @@ class TasksScreen(WorkbenchScreen):
         results follow in a second message. A tasks root that cannot be listed fails the worker."""
         rows = [TaskRow(e.task_id, e.task, e.guidance, "", e.problem) for e in self.context.catalog.entries()]
         self.post_message(TasksLoaded(rows))  # shown at once; the best results (every session's log) follow
-        best = best_results(self.context.store.summaries())
+        best = best_results([row for row in self.context.store.summaries() if not row.read_only])  # the user's own
         if best:
             self.post_message(TasksLoaded([replace(r, best=best.get(r.task_id, "")) for r in rows]))
 
