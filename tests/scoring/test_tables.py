@@ -18,7 +18,7 @@ from workbench.scoring.results import Results
 from workbench.scoring.tables import TABLE_IDS, format_cell
 from workbench.scoring.termcharts import curve_plot, task_bars
 
-from .conftest import MUON, TOY
+from .conftest import MUON, TOY, W1, W2
 
 EXAMPLES = paths.REPO_ROOT / "sessions" / "examples"
 
@@ -146,7 +146,8 @@ def test_figures_read_back(tmp_path: Path, results: Results, examples: Results) 
         for path in written:
             pixels = imread(path)
             height, width = pixels.shape[:2]
-            assert (width, height) == (960, 576)  # 8 x 4.8 in at 120 dpi
+            # 8 x 4.8 in at 120 dpi; the S'perf figure is wider by its legend, beside the plot
+            assert height == 576 and width == (960 if "ablation" in path.name else 1392)
             assert pixels[..., :3].std() > 0.05  # not blank
     ablation = ablation_figure(results)
     everything = {t.get_text() for t in ablation.findobj(Text)}  # every text object drawn in the figure
@@ -165,3 +166,47 @@ def test_figures_read_back(tmp_path: Path, results: Results, examples: Results) 
     assert any("baseline:" in t.get_text() for t in sperf.texts)
     (example_axes,) = sperf_figure(examples).axes
     assert example_axes.get_xlabel() == "revision"
+
+
+def test_figures_stay_readable_with_many_models_and_every_configuration(tmp_path: Path) -> None:
+    # six models with long names, each in all four configurations: labels must not overlap, every
+    # configuration must have a colour of its own, and the picture its stated size
+    from matplotlib.colors import to_hex
+    from matplotlib.image import imread
+
+    from workbench.scoring.figures import CONFIG_COLOURS, DPI, ablation_figure, sperf_figure, write_figures
+    from workbench.scoring.testing import Step, scored_session, timed
+
+    root = tmp_path / "many"
+    models = [f"provider-{i}/a-rather-long-model-name-{i}-2026-12-instruct" for i in range(6)]
+    for i, model in enumerate(models):
+        for j, config in enumerate(("none", "L1", "L1+L2", "L1+L2+L3")):
+            scored_session(
+                root, MUON, [Step(1 + j, timed(MUON, {W1: (4.0 - j * 0.5, 4 + i), W2: (2, 8)}))], model=model,
+                guidance=config, session_id=f"s{i}{j}",  # type: ignore[arg-type]
+            )  # fmt: skip
+    results = build_results(collect([root]).records)
+    figure = ablation_figure(results)
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    (axes,) = figure.axes
+    boxes = [label.get_window_extent(renderer) for label in axes.get_xticklabels() if label.get_text()]
+    assert len(boxes) == len(models)
+    assert not any(a.overlaps(b) for k, a in enumerate(boxes) for b in boxes[k + 1 :])  # no label meets another
+    colours = {}
+    for container in axes.containers:
+        config = container.get_label()
+        colours[config] = {to_hex(bar.get_facecolor()) for bar in container}
+    assert set(colours) == set(CONFIG_COLOURS) and all(len(c) == 1 for c in colours.values())
+    assert len({next(iter(c)) for c in colours.values()}) == 4  # a colour per configuration
+    sperf = sperf_figure(results)
+    (curves,) = sperf.axes
+    sperf_renderer = sperf.canvas.get_renderer()  # type: ignore[attr-defined]
+    assert not curves.get_legend().get_window_extent(sperf_renderer).overlaps(curves.get_window_extent(sperf_renderer))
+    styles = {(line.get_linestyle(), line.get_marker()) for line in curves.get_lines()}
+    assert len(styles) >= len(models)  # each model's curves told apart by their style
+    assert {to_hex(line.get_color()) for line in curves.get_lines() if not str(line.get_label()).startswith("fallback")} == {
+        c.lower() for c in CONFIG_COLOURS.values()
+    }
+    for path in write_figures(results, tmp_path / "figs"):
+        height, width = imread(path).shape[:2]
+        assert height == int(4.8 * DPI) and width >= 8 * DPI  # wider with more models, never narrower
