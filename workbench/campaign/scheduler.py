@@ -21,6 +21,7 @@ from workbench.campaign.plan import Unit
 from workbench.campaign.pools import Job, JobResult, Pool
 from workbench.campaign.records import Attempt, UnitRecord, load_record, save_record
 from workbench.campaign.spec import Campaign
+from workbench.campaign.status import spend_of
 from workbench.campaign.work import UnitStatus, store_for, unit_status
 from workbench.errors import UsageError
 
@@ -36,12 +37,13 @@ class Snapshot:
     running: int = 0
     failed: int = 0  # given up (retries used)
     elsewhere: int = 0  # run by another coordinator right now
-    spend_usd: float = 0.0
+    spend_usd: float | None = 0.0  # None: a unit's model has no price (status.spend_of)
     started: float = field(default_factory=time.time)
     job_seconds: list[float] = field(default_factory=list)
     slots: int = 1
     queued: int = 0
     last: str = ""  # the latest job that ended, in words
+    running_since: list[float] = field(default_factory=list)  # when each running job started (time.time())
 
     @property
     def pending(self) -> int:
@@ -51,12 +53,16 @@ class Snapshot:
     def elapsed(self) -> float:
         return time.time() - self.started
 
-    def remaining_s(self) -> float | None:
-        """Mean job time this run x jobs left / slots; None before any job ended."""
+    def remaining_s(self, now: float | None = None) -> float | None:
+        """Mean job time this run x jobs left, less what the running jobs have done already (each at most
+        the mean), / slots; None before any job ended. Read at every refresh, so it counts down between
+        jobs' ends."""
         if not self.job_seconds:
             return None
+        now = time.time() if now is None else now
         mean = sum(self.job_seconds) / len(self.job_seconds)
-        return mean * (self.queued + self.running) / max(1, self.slots)
+        done_already = sum(min(mean, max(0.0, now - since)) for since in self.running_since)
+        return max(0.0, mean * (self.queued + self.running) - done_already) / max(1, self.slots)
 
 
 class Scheduler:
@@ -139,8 +145,9 @@ class Scheduler:
         free_gpus = list(gpus)
         free_cpu = spec.cpu_slots
         snapshot.slots = len(gpus) + spec.cpu_slots
-        snapshot.spend_usd = sum(s.cost_usd or 0.0 for s in self.status.values())
+        snapshot.spend_usd = spend_of(self.status.values())
         in_flight: dict[Future[JobResult], tuple[Job, str | None]] = {}
+        since: dict[Future[JobResult], float] = {}
         snapshot.queued = len(queue)
         self.on_update(snapshot)
         try:
@@ -154,12 +161,15 @@ class Scheduler:
                     else:
                         continue
                     queue.remove(job)
-                    in_flight[self.pool.submit(job, gpu)] = (job, gpu)
+                    future = self.pool.submit(job, gpu)
+                    in_flight[future], since[future] = (job, gpu), time.time()
                 snapshot.running, snapshot.queued = len(in_flight), len(queue)
+                snapshot.running_since = list(since.values())
                 self.on_update(snapshot)
                 finished, _ = wait(list(in_flight), timeout=self.poll_s, return_when=FIRST_COMPLETED)
                 for future in finished:
                     job, gpu = in_flight.pop(future)
+                    since.pop(future, None)
                     if job.needs_gpu:
                         free_gpus.append(gpu)
                     else:
@@ -168,7 +178,8 @@ class Scheduler:
                     if follow is not None:
                         queue.append(follow)
                 snapshot.running, snapshot.queued = len(in_flight), len(queue)
-                snapshot.spend_usd = sum(s.cost_usd or 0.0 for s in self.status.values())
+                snapshot.running_since = list(since.values())
+                snapshot.spend_usd = spend_of(self.status.values())
                 self.on_update(snapshot)
         finally:
             for future in in_flight:

@@ -3,12 +3,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from workbench.campaign.plan import Unit
 from workbench.campaign.records import load_record
 from workbench.campaign.spec import Campaign
 from workbench.campaign.work import UnitStatus, store_for, unit_status
+
+
+def is_done(state: str, judged: bool) -> bool:
+    """A unit is done when its session finished and, in a campaign with a judge (`judged`), was judged: the one
+    rule `campaign run`, `campaign status` and the TUI count by."""
+    return state == "judged" or (state == "finished" and not judged)
+
+
+def spend_of(statuses: Iterable[UnitStatus]) -> float | None:
+    """Dollars spent by these units' model calls; None when a unit made calls that have no price (an unpriced
+    model): a sum of the priced ones would read as the whole spend."""
+    total = 0.0
+    for status in statuses:
+        if status.turns and status.cost_usd is None:
+            return None
+        total += status.cost_usd or 0.0
+    return total
+
+
+def usd(value: float | None) -> str:
+    """A spend for people: "$0.1234", or "n/a (unpriced model)"."""
+    return "n/a (unpriced model)" if value is None else f"${value:.4f}"
 
 
 @dataclass(frozen=True)
@@ -35,7 +58,7 @@ class Cell:
     passed: int = 0
     running: int = 0
     failed: int = 0
-    spend_usd: float = 0.0
+    spend_usd: float | None = 0.0  # None: a unit's model has no price
     session_ids: list[str] = field(default_factory=list)
 
 
@@ -43,6 +66,7 @@ class Cell:
 class CampaignStatus:
     name: str
     rows: list[UnitRow]
+    judged: bool = False  # the campaign judges its sessions: a unit is done once judged
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -51,25 +75,32 @@ class CampaignStatus:
         return out
 
     @property
-    def spend_usd(self) -> float:
-        return sum(r.status.cost_usd or 0.0 for r in self.rows)
+    def spend_usd(self) -> float | None:
+        return spend_of(r.status for r in self.rows)
+
+    @property
+    def done(self) -> int:
+        return sum(is_done(r.state, self.judged) for r in self.rows)
 
     @property
     def complete(self) -> bool:
-        return all(r.state in ("finished", "judged", "gave_up") for r in self.rows)
+        return all(is_done(r.state, self.judged) or r.state == "gave_up" for r in self.rows)
 
     def cells(self) -> list[Cell]:
         cells: dict[tuple[str, str, str], Cell] = {}
+        rows: dict[tuple[str, str, str], list[UnitRow]] = {}
         for row in self.rows:
             u = row.unit
             cell = cells.setdefault((u.model.name, u.guidance, u.kind), Cell(u.model.name, u.guidance, u.kind))
+            rows.setdefault((u.model.name, u.guidance, u.kind), []).append(row)
             cell.total += 1
-            cell.done += row.state in ("finished", "judged")
+            cell.done += is_done(row.state, self.judged)
             cell.passed += row.status.passed
             cell.running += row.state == "running"
             cell.failed += row.state in ("failed", "gave_up")
-            cell.spend_usd += row.status.cost_usd or 0.0
             cell.session_ids.append(u.session_id)
+        for key, cell in cells.items():
+            cell.spend_usd = spend_of(r.status for r in rows[key])
         return list(cells.values())
 
     def to_json(self) -> dict[str, object]:
@@ -78,7 +109,8 @@ class CampaignStatus:
             "counts": self.counts(),
             "total": len(self.rows),
             "complete": self.complete,
-            "spend_usd": round(self.spend_usd, 6),
+            "done": self.done,
+            "spend_usd": None if self.spend_usd is None else round(self.spend_usd, 6),
             "cells": [
                 {k: v for k, v in vars(c).items() if k != "session_ids"} | {"sessions": c.session_ids} for c in self.cells()
             ],
@@ -111,7 +143,7 @@ def campaign_status(campaign: Campaign, units: list[Unit]) -> CampaignStatus:
     for unit in units:
         record = load_record(campaign, unit.key, unit.session_id, quarantine=False)
         rows.append(UnitRow(unit, unit_status(campaign, unit, store), len(record.attempts), record.gave_up))
-    return CampaignStatus(campaign.name, rows)
+    return CampaignStatus(campaign.name, rows, judged=campaign.spec.judge is not None)
 
 
-__all__ = ["CampaignStatus", "Cell", "UnitRow", "campaign_status"]
+__all__ = ["CampaignStatus", "Cell", "UnitRow", "campaign_status", "is_done", "spend_of", "usd"]

@@ -88,10 +88,12 @@ class _Live:
         self.last_print = 0.0
 
     def line(self, s: Snapshot) -> str:
+        from workbench.campaign.status import usd
+
         return (
             f"campaign {self.name}: {s.done}/{s.total} done, {s.running} running, {s.queued} queued, {s.failed} failed"
             + (f", {s.elsewhere} run elsewhere" if s.elsewhere else "")
-            + f" | elapsed {_duration(s.elapsed)}, remaining ~{_duration(s.remaining_s())} | spend ${s.spend_usd:.4f}"
+            + f" | elapsed {_duration(s.elapsed)}, remaining ~{_duration(s.remaining_s())} | spend {usd(s.spend_usd)}"
         )
 
     def __call__(self, s: Snapshot) -> None:
@@ -190,7 +192,7 @@ def status_cmd(
     every session is finished, 1 otherwise."""
     from rich.table import Table
 
-    from workbench.campaign.status import campaign_status
+    from workbench.campaign.status import campaign_status, usd
 
     with user_errors():
         campaign, units = _load(file, tasks_dir, guidance_dir)
@@ -202,12 +204,13 @@ def status_cmd(
         for column in ("model", "guidance", "kind", "done", "passed", "running", "failed", "spend $"):
             table.add_column(column, justify="left" if column in ("model", "guidance", "kind") else "right")
         for cell in status.cells():
+            spend = "n/a" if cell.spend_usd is None else f"{cell.spend_usd:.4f}"
             table.add_row(cell.model, cell.guidance, cell.kind, f"{cell.done}/{cell.total}", str(cell.passed),
-                          str(cell.running), str(cell.failed), f"{cell.spend_usd:.4f}")  # fmt: skip
+                          str(cell.running), str(cell.failed), spend)  # fmt: skip
         console = stdout()
         console.print(table)
         counts = ", ".join(f"{n} {state}" for state, n in sorted(status.counts().items()))
-        console.print(f"{len(status.rows)} session(s): {counts}; spend ${status.spend_usd:.4f}")
+        console.print(f"{len(status.rows)} session(s), {status.done} done: {counts}; spend {usd(status.spend_usd)}")
     raise typer.Exit(EXIT_OK if status.complete and not any(r.gave_up for r in status.rows) else EXIT_FAILED)
 
 

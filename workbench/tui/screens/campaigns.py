@@ -164,7 +164,7 @@ class CampaignsScreen(WorkbenchScreen):
                 rows.append((str(entry.path), [Text(entry.path.name), Text(entry.problem or "?", style="red"), *blank]))
                 continue
             counts = entry.status.counts()
-            done = counts.get("finished", 0) + counts.get("judged", 0)
+            done = entry.status.done  # the one rule campaign run and status count by (status.is_done)
             failed = counts.get("failed", 0) + counts.get("gave_up", 0)
             cells = [
                 Text(entry.path.name),
@@ -173,7 +173,7 @@ class CampaignsScreen(WorkbenchScreen):
                 _progress(done, len(entry.status.rows)),
                 Text(str(counts.get("running", 0)), justify="right"),
                 Text(str(failed), justify="right", style="red" if failed else ""),
-                Text(f"{entry.status.spend_usd:.4f}", justify="right"),
+                Text("n/a" if entry.status.spend_usd is None else f"{entry.status.spend_usd:.4f}", justify="right"),
             ]
             rows.append((str(entry.path), cells))
         _fill(self.query_one("#campaigns-table", DataTable), rows)
@@ -207,7 +207,7 @@ class CampaignsScreen(WorkbenchScreen):
                     Text(str(cell.passed), justify="right"),
                     Text(str(cell.running), justify="right"),
                     Text(str(cell.failed), justify="right", style="red" if cell.failed else ""),
-                    Text(f"{cell.spend_usd:.4f}", justify="right"),
+                    Text("n/a" if cell.spend_usd is None else f"{cell.spend_usd:.4f}", justify="right"),
                 ],
             )
             for cell in entry.status.cells()
