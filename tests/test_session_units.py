@@ -81,7 +81,8 @@ def test_new_session_workspace_has_template_and_public_files_only(tmp_path: Path
     assert len(history) == 1 and history[0].author == "template"
     assert Workspace(ref.workspace).read_text(history[0].sha, "solution.py") == template
     assert load_config(ref.dir).guidance == "L1+L2"
-    unguided = create_session(store, CATALOG, "muon_orthogonalize", device="cpu")
+    unguided = create_session(store, CATALOG, "muon_orthogonalize", device="cpu", repetition=2)
+    assert load_config(unguided.dir).repetition == 2 and load_config(ref.dir).repetition is None  # reports average them
     assert not (unguided.workspace / "task" / "guidance.md").exists()
     assert "guidance" not in (unguided.workspace / "BRIEF.md").read_text().lower().split("## description")[0]
 

@@ -281,3 +281,36 @@ def test_logs_without_an_outcome_are_classified_as_drivers_decide_now(reason: st
     from workbench.session.state import outcome_of
 
     assert outcome_of(DriverFinished(driver="x", reason=reason, exit_code=exit_code)) == expected
+
+
+def test_repetitions_are_averaged_with_their_spread_and_paired_against_unguided(tmp_path: Path) -> None:
+    from workbench.scoring import build_tables
+
+    speedups = {("none", 1): 2.0, ("none", 2): 4.0, ("L1", 1): 3.0, ("L1", 2): 3.0}
+    for (config, rep), x in speedups.items():
+        scored_session(
+            tmp_path, MUON, [Step(1, timed(MUON, {W1: (1, x), W2: (1, x)}))], model="m", guidance=config,  # type: ignore[arg-type]
+            session_id=f"camp--m--{MUON}--{config.lower()}--r{rep}", created=when(rep),
+        )  # fmt: skip
+    results = build_results(collect([tmp_path]).records, catalog=CATALOG)
+    none, l1 = results.group_scores("m", "none"), results.group_scores("m", "L1")
+    assert none is not None and l1 is not None
+    assert none.repetitions == 2 and none.sperf_each == [pytest.approx(2.0), pytest.approx(4.0)]
+    assert none.sperf == pytest.approx(3.0) and none.sperf_sd == pytest.approx(math.sqrt(2))
+    assert l1.sperf == pytest.approx(3.0) and l1.sperf_sd == pytest.approx(0.0)
+    assert none.passed == 2 and none.tasks == 2  # task runs over both repetitions
+    assert not any(c.superseded for c in results.cells)  # r1 is a repetition, not an earlier attempt
+    tables = {t.id: t for t in build_tables(results)}
+    table1 = {row["model"]: row for row in tables["table1"].records()}
+    assert table1["m"]["repetitions[none]"] == 2 and table1["m"]["sperf_sd[none]"] == pytest.approx(math.sqrt(2))
+    (pair,) = tables["paired"].records()
+    assert (pair["config"], pair["pairs"], pair["better"]) == ("L1", 2, "1/2")  # +1 in r1, -1 in r2
+    assert pair["difference"] == pytest.approx(0.0) and pair["unguided"] == pytest.approx(3.0)
+
+
+def test_a_repetition_is_read_from_session_toml_or_a_campaigns_session_name() -> None:
+    from workbench.scoring.collect import _repetition_in_id
+
+    assert _repetition_in_id("paper--gpt--muon_orthogonalize--l1-l2--r3") == 3
+    assert _repetition_in_id("paper--gpt--muon_orthogonalize--none--r2--design") == 2
+    assert _repetition_in_id("20261201-120000-muon_orthogonalize-ab12") == 1

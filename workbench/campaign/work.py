@@ -108,6 +108,7 @@ def ensure_session(campaign: Campaign, catalog: Catalog, unit: Unit, store: Sess
             workloads=spec.workloads if unit.needs_gpu else None,
             eval_timeout_s=spec.eval_timeout_s,
             session_id=unit.session_id,
+            repetition=unit.repetition,
         )
     except FileExistsError:
         return  # another worker made it first: run that one

@@ -10,6 +10,7 @@ the store (its root and the shipped examples).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -165,7 +166,18 @@ def read_session(path: Path) -> SessionRecord:
         outcome=state.outcome,
         outcome_reason=state.driver_finished.reason if state.driver_finished is not None else "",
         excluded=state.excluded.reason if state.excluded is not None else None,
+        repetition=config.repetition or _repetition_in_id(config.id),
     )
+
+
+# A campaign names its sessions "<model>--<task>--<config>--r<N>[--design]" (campaign/plan.py); sessions made
+# before session.toml recorded the repetition are read by their name.
+_REPETITION_IN_ID = re.compile(r"--r(\d+)(?:--[a-z]+)?$")
+
+
+def _repetition_in_id(session_id: str) -> int:
+    found = _REPETITION_IN_ID.search(session_id)
+    return int(found.group(1)) if found else 1
 
 
 @dataclass

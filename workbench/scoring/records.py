@@ -100,6 +100,7 @@ class SessionRecord(_Record):
     outcome: Outcome | None = None  # how the driver's run ended (None: not ended); events.Outcome
     outcome_reason: str = ""  # the driver's own words
     excluded: str | None = None  # set aside by a person, with this reason (`session exclude`)
+    repetition: int = 1  # which repetition of its configuration (a campaign's r1, r2, ...)
 
     @property
     def set_aside(self) -> str | None:

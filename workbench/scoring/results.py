@@ -12,6 +12,7 @@ Design proposals (agent_mode = "design") contribute JS_design only.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Literal
@@ -53,6 +54,7 @@ class TaskCell(_Model):
     group: str
     config: str
     task: str
+    repetition: int = 1  # which repetition of the configuration (a campaign's r1, r2, ...)
     session: str | None = None  # None: the group ran no session of this task in this configuration
     superseded: list[str] = []  # earlier sessions of the same cell, not counted
     rev: int | None = None  # the submitted revision
@@ -98,6 +100,12 @@ class GroupScores(_Model):
     judged: int  # tasks with a valid JS_impl
     untimed: int  # correct tasks without a speedup
     curve: Curve | None = None
+    # Repetitions of the configuration (a campaign's r1, r2, ...): the figures above are their means (the
+    # geometric mean for the all-correct speedup); the spread is the sample standard deviation over them.
+    repetitions: int = 1
+    sperf_each: list[float | None] = []  # S_perf of each repetition, in order
+    sperf_sd: float | None = None
+    correctness_sd: float | None = None
 
 
 class DesignScores(_Model):
@@ -352,6 +360,49 @@ def _group_scores(
     )
 
 
+def _over_repetitions(each: list[GroupScores]) -> GroupScores:
+    """One group and configuration over its repetitions: the mean of each figure (the geometric mean for the
+    all-correct speedup), the S_perf of each repetition, the spread, and the counts summed (so `passed` over
+    `tasks` is the fraction of correct task runs over all repetitions)."""
+    if len(each) == 1:
+        return each[0].model_copy(update={"sperf_each": [each[0].sperf]})
+    first = each[0]
+
+    def spread(values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return statistics.stdev(present) if len(present) > 1 else None
+
+    speedups = [s.geomean_speedup for s in each]
+    levels = {level: _mean([s.levels.get(level) for s in each]) for level in LEVELS}
+    curves = [s.curve for s in each if s.curve is not None]
+    curve = None
+    if curves:
+        steps = sorted({step for c in curves for step, _ in c.points})
+        points = [(step, statistics.fmean(v for c in curves if (v := c.value_at(step)) is not None)) for step in steps]
+        curve = Curve(group=first.group, config=first.config, axis=curves[0].axis, points=points)
+    return GroupScores(
+        group=first.group,
+        config=first.config,
+        sessions=sum(s.sessions for s in each),
+        tasks=sum(s.tasks for s in each),
+        passed=sum(s.passed for s in each),
+        correctness=_mean([s.correctness for s in each]),
+        sperf=_mean([s.sperf for s in each]),
+        # every repetition all-correct and timed, else none: a geometric mean over some would flatter
+        geomean_speedup=metrics.geomean([v for v in speedups if v is not None]) if all(v is not None for v in speedups) else None,
+        fast_p={key: _mean([s.fast_p.get(key) for s in each]) for key in first.fast_p},
+        levels=levels,
+        js_impl=_mean([s.js_impl for s in each]),
+        judged=sum(s.judged for s in each),
+        untimed=sum(s.untimed for s in each),
+        curve=curve,
+        repetitions=len(each),
+        sperf_each=[s.sperf for s in each],
+        sperf_sd=spread([s.sperf for s in each]),
+        correctness_sd=spread([s.correctness for s in each]),
+    )
+
+
 def _latest_by(records: Sequence[SessionRecord]) -> list[SessionRecord]:
     return sorted(records, key=lambda r: (r.created, r.id))
 
@@ -391,10 +442,21 @@ def score(
             mine = [r for r in code if labels[r.group] == label and r.guidance == config]
             if not mine:
                 continue
-            row = [_cell(label, config, task, [r for r in mine if r.task == task], baseline, roofline) for task in tasks]
-            counted = [r for r in mine if r.id in {c.session for c in row}]
-            cells += row
-            scores.append(_group_scores(label, config, row, counted, baseline))
+            each: list[GroupScores] = []
+            counted: list[SessionRecord] = []
+            for rep in sorted({r.repetition for r in mine}):  # within a repetition the latest session counts
+                ours = [r for r in mine if r.repetition == rep]
+                row = [
+                    _cell(label, config, task, [r for r in ours if r.task == task], baseline, roofline).model_copy(
+                        update={"repetition": rep}
+                    )
+                    for task in tasks
+                ]
+                counted_here = [r for r in ours if r.id in {c.session for c in row}]
+                cells += row
+                counted += counted_here
+                each.append(_group_scores(label, config, row, counted_here, baseline))
+            scores.append(_over_repetitions(each))
             tokens.append(
                 TokenRow(
                     group=label,

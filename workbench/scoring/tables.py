@@ -33,7 +33,7 @@ from rich.text import Text
 from workbench.errors import UsageError
 from workbench.llm.usage import Spend
 from workbench.scoring import metrics
-from workbench.scoring.results import Results, p_key
+from workbench.scoring.results import Results, TaskCell, p_key
 from workbench.scoring.verdicts import LEVELS
 
 Kind = Literal["text", "int", "percent", "speedup", "score", "js", "tokens", "usd", "ms", "fraction"]
@@ -128,6 +128,7 @@ def _baseline_label(r: Results) -> str:
 
 
 def table1(r: Results) -> Table:
+    repeated = any(s.repetitions > 1 for s in r.scores)  # a spread and a count per configuration, then
     columns = [Column(key="model", title="model")]
     for c in r.configs:
         columns += [
@@ -135,6 +136,12 @@ def table1(r: Results) -> Table:
             Column(key=f"correctness[{c}]", title=f"correctness {c}", kind="percent"),
             Column(key=f"sperf[{c}]", title=f"S_perf {c}", kind="score"),
         ]
+        if repeated:
+            columns += [
+                Column(key=f"sperf_sd[{c}]", title=f"S_perf sd {c}", kind="score"),
+                Column(key=f"repetitions[{c}]", title=f"reps {c}", kind="int"),
+            ]
+    width = 5 if repeated else 3
     rows: list[list[Cell]] = []
     for g in r.groups:
         if not any(s.group == g.label for s in r.scores):
@@ -142,18 +149,30 @@ def table1(r: Results) -> Table:
         row: list[Cell] = [g.label]
         for c in r.configs:
             s = r.group_scores(g.label, c)
-            row += [_ratio(s.passed, s.tasks), s.correctness, s.sperf] if s else [None, None, None]
+            cells: list[Cell] = [_ratio(s.passed, s.tasks), s.correctness, s.sperf] if s else [None, None, None]
+            if repeated:
+                cells += [s.sperf_sd, s.repetitions] if s else [None, None]
+            row += cells
         rows.append(row)
-    rows.append([_baseline_label(r), *([None, None, 1.0] * len(r.configs))])
+    rows.append([_baseline_label(r), *([None, None, 1.0] + [None] * (width - 3)) * len(r.configs)])
     overall: list[Cell] = ["overall"]
     for c in r.configs:
         o = r.overall_for(c)
-        overall += [_ratio(o.passed, o.pairs), o.correctness, o.sperf] if o else [None, None, None]
+        overall += ([_ratio(o.passed, o.pairs), o.correctness, o.sperf] if o else [None, None, None]) + [None] * (width - 3)
     rows.append(overall)
     notes = [
         f"correctness: correct final submissions over model-task pairs ({len(r.tasks)} task(s); a task not run counts as failed)",
         f"S_perf: mean over all tasks of the task speedup (geometric mean over workloads) against {r.provenance.baseline}, "
         f"{metrics.PENALTY} for a failed task; the baseline scores 1.0; overall: geometric mean over the models",
+        *(
+            [
+                "repetitions: S_perf and correctness are means over a model's repetitions of the configuration (each "
+                "scored over every task, then averaged), sd their sample standard deviation, correct the task runs "
+                "over all repetitions"
+            ]
+            if repeated
+            else []
+        ),
     ]
     return Table(
         id="table1", title="Table 1: correctness and Performance Score (S_perf)", columns=columns, rows=rows, notes=notes
@@ -365,6 +384,55 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return metrics.mean(present) if present else None
 
 
+def paired(r: Results) -> Table:
+    """Guided against unguided runs of one model and task, repetition by repetition (a campaign pairs them:
+    the same task, budget and repetition), and per model, task and configuration the mean difference and how
+    often the guided run did better."""
+    columns = [
+        Column(key="model", title="model"),
+        Column(key="task", title="task"),
+        Column(key="config", title="guidance"),
+        Column(key="pairs", title="pairs", kind="int"),
+        Column(key="unguided", title="unguided speedup (mean)", kind="speedup"),
+        Column(key="guided", title="guided speedup (mean)", kind="speedup"),
+        Column(key="difference", title="mean difference", kind="score"),
+        Column(key="better", title="guided better"),
+    ]
+    failed = metrics.PENALTY  # a failed run counts as S_perf does it
+
+    def value(cell: TaskCell) -> float | None:
+        """The run's speedup, the penalty when it failed, None when it passed untimed (no pair then)."""
+        return cell.speedup if cell.speedup is not None else (None if cell.correct else failed)
+
+    by_key = {(c.group, c.config, c.task, c.repetition): c for c in r.cells if c.session is not None}
+    rows: list[list[Cell]] = []
+    for g in r.groups:
+        for task in r.tasks:
+            for config in (c for c in r.configs if c != "none"):
+                pairs = [
+                    (a, b)
+                    for (group, conf, t, rep), guided in by_key.items()
+                    if group == g.label and conf == config and t == task
+                    and (base := by_key.get((g.label, "none", task, rep))) is not None
+                    and (a := value(base)) is not None and (b := value(guided)) is not None
+                ]  # fmt: skip
+                if not pairs:
+                    continue
+                differences = [b - a for a, b in pairs]
+                rows.append(
+                    [
+                        g.label, task, config, len(pairs),
+                        metrics.mean([a for a, _ in pairs]), metrics.mean([b for _, b in pairs]), metrics.mean(differences),
+                        f"{sum(d > 0 for d in differences)}/{len(pairs)}",
+                    ]
+                )  # fmt: skip
+    notes = [
+        "each guided run against the unguided run of the same model, task and repetition; speedup as in S_perf "
+        f"({failed} for a failed run); guided better: in how many pairs the difference is positive"
+    ]
+    return Table(id="paired", title="Guided against unguided, paired by repetition", columns=columns, rows=rows, notes=notes)
+
+
 BUILDERS = {
     "sessions": sessions_table,
     "table1": table1,
@@ -375,6 +443,7 @@ BUILDERS = {
     "table5": table5,
     "table6": table6,
     "ablation": ablation,
+    "paired": paired,
     "sperf_turns": sperf_turns,
     "workloads": workloads,
 }

@@ -133,6 +133,9 @@ class SessionConfig(BaseModel):
     solution: str = "solution.py"  # the file evaluated, relative to the workspace
     created: datetime
     versions: dict[str, str] = {}
+    # which repetition of its configuration this run is (a campaign's r1, r2, ...); None: a single run. Reports
+    # average over repetitions instead of keeping only the latest session.
+    repetition: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="before")
     @classmethod

@@ -118,6 +118,7 @@ def create_session(
     eval_timeout_s: float | None = None,
     now: datetime | None = None,
     session_id: str | None = None,
+    repetition: int | None = None,
 ) -> SessionRef:
     """Validate the request, then write sessions/<id>/ (session.toml, workspace/). UsageError for bad input.
 
@@ -126,7 +127,8 @@ def create_session(
     `driver`: the driver and its settings (default: a human); its fields were validated when it was built
     (`session.options.driver_from_options` for the CLI and the launch dialog). `session_id`: a chosen id
     instead of a new one (a campaign names its sessions after their cell); the directory is made
-    exclusively, so of two processes creating the same id one gets FileExistsError."""
+    exclusively, so of two processes creating the same id one gets FileExistsError. `repetition`: which
+    repetition of its configuration the session is (a campaign's); reports average over repetitions."""
     driver = driver or HumanConfig()
     if isinstance(driver, CommandConfig) and not driver.unsandboxed:
         info = sandbox.status(device)
@@ -167,6 +169,7 @@ def create_session(
         eval_timeout_s=eval_timeout_s,
         created=created,
         versions=collect_versions(),
+        repetition=repetition,
     )
     session_dir = store.root / config.id
     session_dir.mkdir(parents=True, exist_ok=False)
