@@ -210,3 +210,24 @@ def test_figures_stay_readable_with_many_models_and_every_configuration(tmp_path
     for path in write_figures(results, tmp_path / "figs"):
         height, width = imread(path).shape[:2]
         assert height == int(4.8 * DPI) and width >= 8 * DPI  # wider with more models, never narrower
+
+
+def test_a_configuration_without_bars_keeps_its_colour_in_the_legend(tmp_path: Path) -> None:
+    # every session correct but untimed (the CPU): no bar is drawn, and the legend must still tell the
+    # configurations apart, and the slots say why they are empty
+    from matplotlib.colors import to_hex
+
+    from workbench.scoring.figures import CONFIG_COLOURS, ablation_figure
+    from workbench.scoring.testing import Step, scored_session, untimed
+
+    for config in ("none", "L1"):
+        scored_session(tmp_path, MUON, [Step(1, untimed(MUON, [W1, W2]))], model="m", guidance=config, session_id=f"u-{config}")  # type: ignore[arg-type]
+    (axes,) = ablation_figure(build_results(collect([tmp_path]).records)).axes
+    legend = axes.get_legend()
+    colours = {
+        t.get_text(): to_hex(h.get_facecolor())
+        for t, h in zip(legend.get_texts(), legend.legend_handles, strict=True)
+        if t.get_text() in CONFIG_COLOURS
+    }
+    assert colours == {"none": CONFIG_COLOURS["none"].lower(), "L1": CONFIG_COLOURS["L1"].lower()}
+    assert [t.get_text() for t in axes.texts].count("untimed") == 2

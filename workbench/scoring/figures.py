@@ -12,8 +12,11 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from workbench.scoring import metrics
@@ -92,7 +95,10 @@ def ablation_figure(results: Results) -> Figure:
     axes.set_ylim(0, top * 1.2)
     if not drawn:
         axes.text(0.5, 0.5, "no scored sessions", transform=axes.transAxes, ha="center", va="center")
-    axes.legend(title="guidance", fontsize=8, title_fontsize=8, loc="upper left")
+    # the legend's keys drawn here, so that a configuration with no bar (every session untimed) keeps its colour
+    keys: list[Artist] = [Line2D([], [], color="#555555", linestyle="--", linewidth=0.8, label="baseline (1.0)")]
+    keys += [Patch(facecolor=CONFIG_COLOURS.get(c, "#777777"), edgecolor="#333333", label=c) for c in configs]
+    axes.legend(handles=keys, title="guidance", fontsize=8, title_fontsize=8, loc="upper left")
     return figure
 
 
