@@ -203,9 +203,31 @@ def test_a_session_folder_deleted_under_its_runner_ends_the_run_and_commits_nowh
     while not store.is_running(ref) or 1 not in runner.state().revisions:
         assert time.monotonic() < deadline, "the runner did not start"
         time.sleep(0.05)
-    shutil.rmtree(ref.dir)
+    while ref.dir.exists():  # as a user would: git may be writing into it meanwhile (a file appears mid-delete)
+        shutil.rmtree(ref.dir, ignore_errors=True)
     thread.join(30)
     assert not thread.is_alive() and done, "the runner must end when its workspace is gone"
     assert "broken" in runner.stop_reason
     assert [c.message for c in project.history()] == ["project's first"]
     assert project.repo.git.status("--porcelain") == " M notes.txt"
+
+
+def test_a_repository_that_breaks_during_the_starting_commit_ends_the_run_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the deletion of test_a_session_folder_deleted_under_its_runner... landing exactly in the commit the
+    # runner makes as it starts (edits found then): that commit fails, and the run must still end cleanly
+    from workbench.session.workspace import Workspace as SessionWorkspace
+
+    original = SessionWorkspace.commit_all
+
+    def breaking(self: SessionWorkspace, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if args[1:2] == ("edits found when the runner started",):
+            shutil.rmtree(self.path / ".git")
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SessionWorkspace, "commit_all", breaking)
+    store = SessionStore(tmp_path / "sessions", examples=None)
+    ref = create_session(store, CATALOG, TASK, device="cpu")
+    result = Runner(store, ref, CATALOG, driver=WaitingDriver(), evaluator=FakeEvaluator(), poll_s=0.2).run()
+    assert "broken" in result.reason

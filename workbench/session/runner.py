@@ -349,13 +349,18 @@ class Runner:
                 queue.skip_template(revision.rev, revision.sha)
             else:
                 queue.submit(revision.rev, revision.sha, keep=True)
-        self.commit("edits found when the runner started")
+        self._commit_safely("edits found when the runner started")
 
     def _on_burst(self, paths: set[str]) -> None:
+        self._commit_safely()
+
+    def _commit_safely(self, message: str = "") -> None:
+        """Commit what changed; a failure is logged, and a broken repository (the session folder deleted under
+        the runner, say) ends the run cleanly instead of the runner's thread."""
         if self._repo_broken:
             return
         try:
-            self.commit()
+            self.commit(message)
         except Exception as exc:  # keep watching; a later burst or the final commit will retry
             problem = self._running(self._repo).problem()
             if problem is None:
