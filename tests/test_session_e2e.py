@@ -206,6 +206,21 @@ def test_a_command_that_is_not_there_is_an_infrastructure_failure(env: dict[str,
     assert json.loads(shown.stdout)["outcome"] == "infrastructure"
 
 
+def test_a_command_that_worked_cannot_pass_its_failure_off_as_a_missing_command(env: dict[str, str]) -> None:
+    # an agent that sees its run going badly exits 127 to have it discarded as "command not found" (and rerun
+    # by a campaign): a command that changed the workspace is counted as its own failure
+    script = (
+        "from pathlib import Path; import sys\n"
+        "Path('solution.py').write_text('def run(G, steps):\\n    return G\\n')\n"
+        "sys.exit(127)"
+    )
+    session = new_session(env, "--driver", "command", "--command", inline(script), *unsandboxed_if_needed())
+    cli(env, "session", "run", session["id"])
+    state = SessionState.from_events(events(session))
+    assert state.driver_finished is not None and state.driver_finished.exit_code == 127
+    assert len(state.revisions) == 2 and state.outcome == "agent_failed"
+
+
 def test_replay_of_the_shipped_example_reevaluates_every_revision_but_the_template(env: dict[str, str]) -> None:
     store = SessionStore(Path(env["D2K_SESSIONS_DIR"]), EXAMPLES_DIR)
     source_ref = next(ref for ref in store.list() if ref.read_only)

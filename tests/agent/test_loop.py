@@ -182,6 +182,19 @@ def test_a_provider_failure_that_is_not_transient_ends_the_session_cleanly(store
     assert store.load(ref).state.outcome == "infrastructure"  # never counted as the model's result
 
 
+def test_a_request_the_model_refuses_is_the_runs_own_failure_not_infrastructure(store: SessionStore) -> None:
+    # a conversation grown too long (HTTP 400) is the agent's doing: counted as its result, never discarded
+    # and rerun by a campaign as a provider failure would be
+    ref = agent_session(store)
+    provider = ScriptedProvider(
+        [turn(call("list_files"))],
+        then=ProviderError("openai model x: context length exceeded (HTTP 400)", retryable=False, status=400),
+    )
+    result = run_agent(store, ref, provider)
+    assert result.reason.startswith("the model refused the request (HTTP 400)")
+    assert store.load(ref).state.outcome == "agent_failed"
+
+
 def test_an_unpriced_model_is_an_error_at_the_start_unless_allowed(store: SessionStore) -> None:
     ref = agent_session(store, allow_unpriced=False)
     provider = ScriptedProvider([turn(call("submit"))])

@@ -83,6 +83,11 @@ def default_provider(provider: str, model: str, base_url: str | None = None) -> 
     return make_provider(provider, model, base_url=base_url)
 
 
+# HTTP statuses that refuse the request itself (the context grew too long, a malformed turn): the run's own
+# failure, counted as its result; the rest (unreachable, authentication, quota, server errors) are infrastructure.
+REQUEST_REFUSED = (400, 413, 422)
+
+
 @dataclass
 class History:
     """What the log says the agent did: the conversation after the brief, the tool calls of the last turn
@@ -240,6 +245,9 @@ class AgentDriver:
                 return DriverResult(f"stopped after {budget.turns_used} turn(s)")
             except ProviderError as exc:
                 status = f" (HTTP {exc.status})" if exc.status else ""
+                if exc.status in REQUEST_REFUSED:  # the conversation the agent built (too long, malformed): its own
+                    ctx.emit(Error(message=f"the model refused the request{status}: {exc.message}", where="agent"))
+                    return DriverResult(f"the model refused the request{status}: {exc.message}", outcome="agent_failed")
                 return self._fail(
                     ctx, f"the model call failed{status}: {exc.message}", f"the model provider failed: {exc.message}"
                 )

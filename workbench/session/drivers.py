@@ -213,7 +213,11 @@ class CommandDriver:
             reader.join(timeout=5)
         if stopped:
             return DriverResult(f"stopped; the command was terminated (code {code})", code)
-        if code in MISSING_COMMAND_CODES:
+        # The exit code is the command's own word: 126/127 means "could not start" only when it changed nothing
+        # in the workspace (its edits committed now, not after the watcher's debounce). A command that worked
+        # and then exits 127 must not turn its own failed run into a discarded one that a campaign reruns.
+        ctx.commit("edits made before the command exited")
+        if code in MISSING_COMMAND_CODES and len(ctx.state().revisions) <= 1:  # revision 1: the task's template
             return DriverResult(
                 f"the command could not be started: exit code {code} ({'not found' if code == 127 else 'not executable'})",
                 code,
