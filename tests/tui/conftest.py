@@ -13,6 +13,7 @@ from workbench import paths
 from workbench.session.store import SessionStore, SessionView
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.context import WorkbenchContext
+from workbench.tui.widgets.footer import WorkbenchFooter
 
 EXAMPLE_ID = "20261130-053407-muon_orthogonalize-eab7"
 EXAMPLE = paths.REPO_ROOT / "sessions" / "examples" / EXAMPLE_ID
@@ -58,7 +59,15 @@ def make_app(context: WorkbenchContext) -> Callable[[], WorkbenchApp]:
 
 
 async def settle(pilot: Pilot[None]) -> None:
-    """Wait for every worker to finish and the messages they posted to be handled."""
+    """Wait for every worker to finish, the messages they posted to be handled and the footer to show the keys
+    the focused widget gives (its rebuild runs after a refresh, so a snapshot could catch the keys before)."""
     for _ in range(3):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+    for _ in range(250):  # 5 s: a loaded CI machine
+        if all(footer.settled for footer in pilot.app.screen.query(WorkbenchFooter)):
+            break
+        await pilot.pause(0.02)
+    else:
+        footer = pilot.app.screen.query_one(WorkbenchFooter)
+        raise AssertionError(f"the footer never showed the keys of the screen's bindings: {footer.describe()}")

@@ -45,6 +45,17 @@ class WorkbenchFooter(Footer):
         self._shown = keys
         await self.recompose()
 
+    @property
+    def settled(self) -> bool:
+        """No rebuild is pending and the keys shown are those the screen's bindings give now (or it is hidden)."""
+        if not self.is_attached or self.hidden:
+            return True
+        return not self._rebuild_pending and _visible(self._shown) == _visible(self.keys())
+
+    def describe(self) -> str:
+        """The keys shown and the keys due, for a failing test's message."""
+        return f"pending={self._rebuild_pending} shown={_visible(self._shown)} due={_visible(self.keys())}"
+
     def keys(self) -> object:
         """Everything Footer.compose reads: the shown bindings (with their display, enabled state and tooltip),
         the command palette's key, and the footer's own settings."""
@@ -64,3 +75,12 @@ class WorkbenchFooter(Footer):
         if screen not in stack:
             return True
         return any(above.styles.background.a >= 1 for above in stack[stack.index(screen) + 1 :])
+
+
+def _visible(keys: object) -> object:
+    """What the keys look like on screen: each binding's key, label, enabled state and tooltip (two bindings
+    of one key and label, a table's and its screen's, look the same)."""
+    if not isinstance(keys, tuple) or not keys:
+        return keys
+    shown, *rest = keys
+    return (tuple((b.key, display, b.description, enabled, tip) for b, display, enabled, tip in shown), *rest)
