@@ -122,6 +122,36 @@ def test_the_estimate_uses_the_models_price_and_caps_at_the_dollar_budget(suite:
     assert estimate(campaign, gpt).gpu_hours == 0  # a CPU campaign
 
 
+@pytest.mark.parametrize(
+    ("judge_model", "extra", "judge_usd"),
+    [
+        ("gpt-4.1", "", (30_000 * 2.0 + 4_000 * 8.0) / 1e6),  # the table's price for the assumed tokens
+        ("gpt-4.1", "judge_usd = 0.25", 0.25),  # the file's own figure
+        ("judge-without-price", "", None),
+    ],
+)
+def test_plan_prices_each_judge_run_apart(
+    suite: tuple[Path, Path], tmp_path: Path, judge_model: str, extra: str, judge_usd: float | None
+) -> None:
+    tasks, guidance = suite
+    path = write_campaign(tmp_path / "c.toml", BASE)
+    judge = f'\n[judge]\nprovider = "openai"\nmodel = "{judge_model}"\nbase_url = "{BASE}"\n'
+    path.write_text(path.read_text().replace("retries = 1\n", f"retries = 1\n[estimate]\n{extra}\n") + judge)
+    campaign = load_campaign(path)
+    units = expand(campaign, Catalog(*suite))
+    coder = next(u for u in units if u.model.name == "coder-7b")
+    guess = estimate(campaign, coder)
+    assert guess.judged and guess.judge_usd == (pytest.approx(judge_usd) if judge_usd is not None else None)
+    assert guess.usd == pytest.approx((6000 * 0.2 + 24000 * 0.2 + 1500 * 0.6) / 1e6 * 2.4)  # the session alone
+    planned = CliRunner().invoke(app, ["campaign", "plan", str(path), "--tasks-dir", str(tasks), "--guidance-dir", str(guidance)])
+    assert planned.exit_code == 0, planned.output
+    assert f"judged by openai {judge_model}" in " ".join(planned.output.split()) and "est. judge $" in planned.output
+    if judge_usd is None:
+        assert "estimated cost n/a" in planned.output and "12 judge run(s) n/a" in planned.output
+    else:
+        assert f"12 judge run(s) ${12 * judge_usd:,.2f}" in planned.output
+
+
 def test_plan_and_status_before_any_run(suite: tuple[Path, Path], tmp_path: Path) -> None:
     tasks, guidance = suite
     path = write_campaign(tmp_path / "c.toml", BASE)

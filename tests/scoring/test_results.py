@@ -308,6 +308,32 @@ def test_repetitions_are_averaged_with_their_spread_and_paired_against_unguided(
     assert pair["difference"] == pytest.approx(0.0) and pair["unguided"] == pytest.approx(3.0)
 
 
+def test_per_task_tables_give_each_task_once_over_its_repetitions(tmp_path: Path) -> None:
+    from workbench.scoring import build_tables
+    from workbench.scoring.termcharts import task_bars
+
+    runs = {1: timed(MUON, {W1: (1, 2), W2: (1, 2)}), 2: timed(MUON, {W1: (1, 8), W2: (1, 8)})}
+    runs[3] = timed(MUON, {W1: (1, 1), W2: (1, 1)}, status="incorrect_numerical")
+    for rep, report in runs.items():
+        scored_session(
+            tmp_path, MUON, [Step(1, report)], model="m", guidance="none",
+            session_id=f"camp--m--{MUON}--none--r{rep}", created=when(rep),
+        )  # fmt: skip
+    results = build_results(collect([tmp_path]).records, catalog=CATALOG)
+    assert results.repeated
+    tables = {t.id: t for t in build_tables(results)}
+    (row,) = tables["task_speedups"].records()
+    assert row["m[none]"] == pytest.approx(4.0)  # the geometric mean of 2x and 8x; the failed run has no speedup
+    assert row["sd m[none]"] == pytest.approx(math.sqrt(18)) and row["correct m[none]"] == "2/3"
+    workloads = tables["workloads"].records()
+    assert [w["workload"] for w in workloads] == [W1, W2]  # one row per workload, not one per repetition
+    assert workloads[0]["speedup"] == pytest.approx(4.0) and workloads[0]["latency_ms"] == pytest.approx(1.0)
+    assert workloads[0]["runs"] == 2
+    assert [r["repetition"] for r in tables["sessions"].records()] == [1, 2, 3]
+    bars = task_bars(results).plain
+    assert bars.count("m none") == 1 and "4.00x (2/3 correct)" in bars
+
+
 def test_a_repetition_is_read_from_session_toml_or_a_campaigns_session_name() -> None:
     from workbench.scoring.collect import _repetition_in_id
 

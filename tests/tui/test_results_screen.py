@@ -103,6 +103,30 @@ async def test_tables_filters_chart_and_curve(scored_root: WorkbenchContext, mak
 
 
 @pytest.mark.asyncio
+async def test_repetitions_show_per_task_and_paired_against_unguided(context: WorkbenchContext, make_app) -> None:  # type: ignore[no-untyped-def]
+    # a campaign's two repetitions of model-a on muon, unguided (2x, 4x) and with L1 (3x, 3x)
+    speedups = {("none", 1): 2.0, ("none", 2): 4.0, ("L1", 1): 3.0, ("L1", 2): 3.0}
+    for minute, ((config, rep), x) in enumerate(speedups.items()):
+        scored_session(
+            context.sessions_dir, MUON, [Step(1, timed(MUON, {W1: (1, x), W2: (1, x)}))], model="model-a",
+            guidance=config, session_id=f"camp--model-a--{MUON}--{config.lower()}--r{rep}", created=when(minute),  # type: ignore[arg-type]
+        )  # fmt: skip
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_results(app, pilot)
+        screen.query_one("#results-tabs", TabbedContent).active = "results-tab-paired"
+        await settle(pilot)
+        paired = screen.query_one("#results-table-paired", DataTable)
+        assert paired.row_count == 1
+        row = [str(cell) for cell in paired.get_row_at(0)]
+        assert row[:4] == ["model-a", MUON, "L1", "2"] and row[-1] == "1/2"  # better in r1, worse in r2
+        assert "same model, task and repetition" in text_of(screen, "#results-notes-paired")
+        per_task = screen.query_one("#results-table-task_speedups", DataTable)
+        row = [str(cell) for cell in per_task.get_row_at(0)]
+        assert row[0] == MUON and row[1] == "2.83x" and row[3] == "2/2"  # the geometric mean of 2x and 4x
+
+
+@pytest.mark.asyncio
 async def test_a_device_mix_picks_one_device(scored_root: WorkbenchContext, make_app) -> None:  # type: ignore[no-untyped-def]
     scored_session(
         scored_root.sessions_dir, MUON, [Step(1, timed(MUON, {W1: (1, 2)}, device_name="NVIDIA B200"))], model="model-c",

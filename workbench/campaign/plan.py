@@ -104,13 +104,30 @@ def expand(campaign: Campaign, catalog: Catalog) -> list[Unit]:
 
 @dataclass(frozen=True)
 class UnitEstimate:
-    usd: float | None  # None: the model has no price
+    usd: float | None  # the session's model calls; None: the model has no price
     gpu_hours: float
+    judged: bool = False  # the campaign judges the unit's session when it finishes
+    judge_usd: float | None = None  # that judge run; None: no judge, or the judge model has no price
+
+
+def judge_estimate(campaign: Campaign) -> float | None:
+    """One judge run's dollars: the file's `judge_usd`, else the judge model's table price for the assumed
+    tokens (None without a judge or when the table has no price for its model)."""
+    spec = campaign.spec
+    if spec.judge is None:
+        return None
+    if spec.estimate.judge_usd is not None:
+        return spec.estimate.judge_usd
+    usage = Usage(uncached_input=spec.estimate.judge_input_tokens, output=spec.estimate.judge_output_tokens)
+    try:
+        return price_pricer(None)(spec.judge.model, usage)
+    except UsageError:
+        return None
 
 
 def estimate(campaign: Campaign, unit: Unit) -> UnitEstimate:
     """A rough cost and GPU time from the campaign's [estimate] assumptions (per turn, times the expected
-    turns); design runs use no GPU; judging adds its own dollars."""
+    turns); design runs use no GPU; a judged unit adds one judge run, priced apart."""
     spec = campaign.spec
     est = spec.estimate
     turns = max(1.0, spec.max_turns * est.turns)
@@ -123,10 +140,8 @@ def estimate(campaign: Campaign, unit: Unit) -> UnitEstimate:
     usd = None if per_turn is None else per_turn * turns
     if usd is not None and spec.max_usd is not None:
         usd = min(usd, spec.max_usd)
-    if usd is not None and spec.judge is not None:
-        usd += est.judge_usd
     gpu_hours = 0.0 if not unit.needs_gpu or spec.device == "cpu" else turns * est.gpu_seconds_per_turn / 3600
-    return UnitEstimate(usd, gpu_hours)
+    return UnitEstimate(usd, gpu_hours, judged=spec.judge is not None, judge_usd=judge_estimate(campaign))
 
 
 def preflight(campaign: Campaign) -> None:
@@ -147,4 +162,14 @@ def preflight(campaign: Campaign) -> None:
             raise CampaignError(campaign.path, f"judge {spec.judge.model}: {exc.message}", key="judge") from None
 
 
-__all__ = ["CONFIG_SLUG", "Unit", "UnitEstimate", "UnitKind", "campaign_tasks", "estimate", "expand", "preflight"]
+__all__ = [
+    "CONFIG_SLUG",
+    "Unit",
+    "UnitEstimate",
+    "UnitKind",
+    "campaign_tasks",
+    "estimate",
+    "expand",
+    "judge_estimate",
+    "preflight",
+]

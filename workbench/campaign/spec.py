@@ -99,7 +99,10 @@ class Estimate(BaseModel):
     cached_fraction: float = Field(default=0.8, ge=0, le=1)
     output_tokens_per_turn: int = Field(default=1_500, ge=0)
     gpu_seconds_per_turn: float = Field(default=20.0, ge=0)
-    judge_usd: float = Field(default=0.5, ge=0, description="per judged session")
+    judge_input_tokens: int = Field(default=30_000, ge=0, description="per judged session: the prompt, code and expert")
+    judge_output_tokens: int = Field(default=4_000, ge=0, description="per judged session: the verdict")
+    # per judged session; None: the judge model's price (the shipped table) for the tokens above
+    judge_usd: float | None = Field(default=None, ge=0)
 
 
 class CampaignSpec(BaseModel):

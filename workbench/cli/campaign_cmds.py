@@ -50,27 +50,48 @@ def plan_cmd(file: FileArg, tasks_dir: TasksDir = None, guidance_dir: GuidanceDi
     with user_errors():
         campaign, units = _load(file, tasks_dir, guidance_dir)
         status = {r.unit.key: r.state for r in campaign_status(campaign, units).rows}
-    table = Table(title=f"campaign {campaign.name}: {len(units)} session(s) in {campaign.sessions_dir}")
-    for column in ("session", "kind", "gpu", "state", "est. $", "est. GPU h"):
+    judge = campaign.spec.judge
+    judged_by = f"; judged by {judge.provider} {judge.model}" if judge is not None else ""
+    table = Table(title=f"campaign {campaign.name}: {len(units)} session(s) in {campaign.sessions_dir}{judged_by}")
+    columns = ["session", "kind", "gpu", "state", "est. $", *(["est. judge $"] if judge else []), "est. GPU h"]
+    for column in columns:
         table.add_column(column, justify="right" if column.startswith("est") else "left")
-    total_usd: float | None = 0.0
+    session_usd: float | None = 0.0
+    judge_usd: float | None = 0.0
     total_gpu = 0.0
-    left = 0
+    left = judge_runs = 0
     for unit in units:
         guess = estimate(campaign, unit)
         state = status[unit.key]
         todo = state not in ("finished", "judged", "gave_up")
+        judge_todo = guess.judged and state not in {"judged", "gave_up"}  # a finished session is judged next
         left += todo
+        judge_runs += judge_todo
         if todo:
             total_gpu += guess.gpu_hours
-            total_usd = None if total_usd is None or guess.usd is None else total_usd + guess.usd
-        usd = "n/a" if guess.usd is None else f"{guess.usd:.2f}"
-        table.add_row(unit.session_id, unit.kind, "yes" if unit.needs_gpu and campaign.spec.device == "cuda" else "no",
-                      state, usd, f"{guess.gpu_hours:.2f}")  # fmt: skip
+            session_usd = None if session_usd is None or guess.usd is None else session_usd + guess.usd
+        if judge_todo:
+            judge_usd = None if judge_usd is None or guess.judge_usd is None else judge_usd + guess.judge_usd
+        cells = [unit.session_id, unit.kind, "yes" if unit.needs_gpu and campaign.spec.device == "cuda" else "no", state]
+        cells.append(_usd(guess.usd))
+        if judge:
+            cells.append(_usd(guess.judge_usd) if judge_todo else "-")
+        table.add_row(*cells, f"{guess.gpu_hours:.2f}")
     console = stdout()
     console.print(table)
-    cost = "n/a (a model has no price)" if total_usd is None else f"${total_usd:,.2f}"
+    total = None if session_usd is None or (judge_runs and judge_usd is None) else session_usd + (judge_usd or 0.0)
+    cost = "n/a (a model has no price)" if total is None else f"${total:,.2f}"
+    if judge is not None:
+        cost += f" (sessions {_usd_total(session_usd)}, {judge_runs} judge run(s) {_usd_total(judge_usd)})"
     console.print(f"left to run: {left} of {len(units)} session(s); estimated cost {cost}, GPU time {total_gpu:.1f} h")
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _usd_total(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.2f}"
 
 
 class _Live:

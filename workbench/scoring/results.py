@@ -71,6 +71,61 @@ class TaskCell(_Model):
         return metrics.TaskOutcome(self.correct, self.speedup)
 
 
+class TaskRuns(_Model):
+    """One group, configuration and task over its repetitions: how many ran and were correct, and the geometric
+    mean of the task speedups of the correct, timed runs with their spread (the paper's per-task geometric
+    mean, before the mean across tasks)."""
+
+    cells: list[TaskCell]
+
+    @property
+    def runs(self) -> int:
+        return len(self.cells)
+
+    @property
+    def ran(self) -> int:
+        return sum(c.session is not None for c in self.cells)
+
+    @property
+    def correct(self) -> int:
+        return sum(c.correct for c in self.cells)
+
+    @property
+    def speedups(self) -> list[float]:
+        return [c.speedup for c in self.cells if c.correct and c.speedup is not None]
+
+    @property
+    def speedup(self) -> float | None:
+        """The geometric mean over the correct, timed runs (None when there are none)."""
+        return metrics.geomean(self.speedups) if self.speedups else None
+
+    @property
+    def speedup_sd(self) -> float | None:
+        """The sample standard deviation of those speedups (None for fewer than two)."""
+        return statistics.stdev(self.speedups) if len(self.speedups) > 1 else None
+
+    def workload_means(self) -> list[WorkloadScore]:
+        """Per workload over the correct runs: the mean latencies and roofline fraction, the geometric-mean
+        speedup (in the order the first run lists them)."""
+        names = list(dict.fromkeys(w.name for c in self.cells for w in c.workloads))
+        out: list[WorkloadScore] = []
+        for name in names:
+            each = [w for c in self.cells for w in c.workloads if w.name == name]
+            speedups = [w.speedup for w in each if w.speedup is not None and w.speedup > 0]
+            out.append(
+                WorkloadScore(
+                    name=name,
+                    status=each[-1].status,
+                    latency_ms=_mean([w.latency_ms for w in each]),
+                    baseline_ms=_mean([w.baseline_ms for w in each]),
+                    speedup=metrics.geomean(speedups) if speedups else None,
+                    roofline_ms=_mean([w.roofline_ms for w in each]),
+                    roofline_fraction=_mean([w.roofline_fraction for w in each]),
+                )
+            )
+        return out
+
+
 class Curve(_Model):
     """S'perf over steps (turns of agent sessions, else revisions): (step, value) where the value changes."""
 
@@ -196,7 +251,17 @@ class Results(_Model):
     set_aside: list[SetAside] = []  # sessions read but not counted, and why
 
     def cell(self, group: str, config: str, task: str) -> TaskCell | None:
+        """The first repetition's cell (see task_runs for all of them)."""
         return next((c for c in self.cells if (c.group, c.config, c.task) == (group, config, task)), None)
+
+    @property
+    def repeated(self) -> bool:
+        """Some configuration ran more than once (a campaign's repetitions)."""
+        return any(c.repetition > 1 for c in self.cells)
+
+    def task_runs(self, group: str, config: str, task: str) -> TaskRuns:
+        """Every repetition of one group, configuration and task (none when the pair was not scored)."""
+        return TaskRuns(cells=[c for c in self.cells if (c.group, c.config, c.task) == (group, config, task)])
 
     def group_scores(self, group: str, config: str) -> GroupScores | None:
         return next((s for s in self.scores if (s.group, s.config) == (group, config)), None)

@@ -10,12 +10,12 @@ A `Table` holds raw values (numbers, text, None); each column's kind says how a 
 | table2 | judge scores: JS_design and JS_impl per configuration (paper Table 2) |
 | judge_levels | the judge's mean per level behind table2 |
 | table4 | geometric-mean speedup over tasks for the groups correct everywhere (paper Table 4) |
-| task_speedups | the task speedup of every model, configuration and task |
+| task_speedups | the task speedup of every model, configuration and task (over repetitions: geometric mean, sd, runs correct) |
 | table5 | fast_p at p = 1, 1.5, 2 over all tasks (paper Table 5) |
 | table6 | tokens by bucket and cost per model and configuration (paper Table 6) |
 | ablation | S_perf per guidance configuration (paper Figure 3's data) |
 | sperf_turns | S'perf at a few turns (paper Figure 4's data) |
-| workloads | per workload: latency, baseline, speedup and the fraction of the roofline |
+| workloads | per workload: latency, baseline, speedup and the fraction of the roofline (means over repetitions) |
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from rich.text import Text
 from workbench.errors import UsageError
 from workbench.llm.usage import Spend
 from workbench.scoring import metrics
-from workbench.scoring.results import Results, TaskCell, p_key
+from workbench.scoring.results import Results, TaskCell, TaskRuns, WorkloadScore, p_key
 from workbench.scoring.verdicts import LEVELS
 
 Kind = Literal["text", "int", "percent", "speedup", "score", "js", "tokens", "usd", "ms", "fraction"]
@@ -101,16 +101,17 @@ def _ratio(n: int, total: int) -> str:
 
 def sessions_table(r: Results) -> Table:
     providers = {g.label: g.provider for g in r.groups}
-    rows: list[list[Cell]] = [
-        [c.session, c.group, providers.get(c.group), c.config, c.task, c.device_name, c.rev, c.status, c.speedup, c.js_impl]
-        for c in r.cells
-        if c.session is not None
-    ]
+    rows: list[list[Cell]] = []
+    for c in r.cells:
+        if c.session is not None:
+            rows.append([c.session, c.group, providers.get(c.group), c.config, c.repetition, c.task, c.device_name])
+            rows[-1] += [c.rev, c.status, c.speedup, c.js_impl]
     columns = [
         Column(key="session", title="session"),
         Column(key="model", title="model"),
         Column(key="provider", title="provider"),
         Column(key="config", title="guidance"),
+        Column(key="repetition", title="rep", kind="int"),
         Column(key="task", title="task"),
         Column(key="device", title="device"),
         Column(key="rev", title="submitted rev", kind="int"),
@@ -118,9 +119,8 @@ def sessions_table(r: Results) -> Table:
         Column(key="speedup", title="task speedup", kind="speedup"),
         Column(key="js_impl", title="JS_impl", kind="js"),
     ]
-    return Table(
-        id="sessions", title="Sessions scored (the latest per model, configuration and task)", columns=columns, rows=rows
-    )
+    title = "Sessions scored (the latest per model, configuration, repetition and task)"
+    return Table(id="sessions", title=title, columns=columns, rows=rows)
 
 
 def _baseline_label(r: Results) -> str:
@@ -246,21 +246,48 @@ def table4(r: Results) -> Table:
 
 
 def task_speedups(r: Results) -> Table:
+    """Per task, each model and configuration's task speedup; over repetitions the geometric mean of the
+    correct, timed runs with its spread and how many runs were correct."""
     pairs = [(s.group, s.config) for s in r.scores]
-    columns = [Column(key="task", title="task")] + [Column(key=f"{g}[{c}]", title=f"{g} {c}", kind="speedup") for g, c in pairs]
+    repeated = r.repeated
+    columns = [Column(key="task", title="task")]
+    for g, c in pairs:
+        columns.append(Column(key=f"{g}[{c}]", title=f"{g} {c}", kind="speedup"))
+        if repeated:
+            columns += [
+                Column(key=f"sd {g}[{c}]", title="sd", kind="score"),
+                Column(key=f"correct {g}[{c}]", title="correct"),
+            ]
     rows: list[list[Cell]] = []
     for task in r.tasks:
         row: list[Cell] = [task]
         for g, c in pairs:
-            cell = r.cell(g, c, task)
-            if cell is None or cell.session is None:
-                row.append("not run")
-            elif not cell.correct:
-                row.append(f"failed ({cell.status})")
-            else:
-                row.append(cell.speedup if cell.speedup is not None else "untimed")
+            runs = r.task_runs(g, c, task)
+            row.append(_speedup_cell(runs))
+            if repeated:
+                row += [runs.speedup_sd, _ratio(runs.correct, runs.runs)]
         rows.append(row)
-    return Table(id="task_speedups", title="Task speedups (geometric mean over workloads)", columns=columns, rows=rows)
+    notes = []
+    if repeated:
+        notes.append(
+            "over repetitions: the geometric mean of the correct, timed runs' task speedups, sd their sample standard "
+            "deviation, correct the runs correct out of all (a run not made counts as not correct)"
+        )
+    title = "Task speedups (geometric mean over workloads" + (", then over repetitions)" if repeated else ")")
+    return Table(id="task_speedups", title=title, columns=columns, rows=rows, notes=notes)
+
+
+def _speedup_cell(runs: TaskRuns) -> Cell:
+    """The speedup, else why there is none: every run not made, failed (with the status when there is one
+    run), or correct but untimed."""
+    if runs.speedup is not None:
+        return runs.speedup
+    if runs.ran == 0:
+        return "not run"
+    if runs.correct:
+        return "untimed"
+    statuses = sorted({c.status for c in runs.cells if c.session is not None})
+    return f"failed ({', '.join(statuses)})"
 
 
 def table5(r: Results) -> Table:
@@ -365,18 +392,32 @@ def workloads(r: Results) -> Table:
         Column(key="roofline_ms", title="roofline ms", kind="ms"),
         Column(key="roofline_fraction", title="of roofline", kind="fraction"),
     ]
-    rows: list[list[Cell]] = [
-        [c.group, c.config, c.task, w.name, w.latency_ms, w.baseline_ms, w.speedup, w.roofline_ms, w.roofline_fraction]
-        for c in r.cells
-        for w in c.workloads
-    ]
+    repeated = r.repeated
+    if repeated:
+        columns.append(Column(key="runs", title="correct runs", kind="int"))
+    rows: list[list[Cell]] = []
+    for c in r.cells:
+        if c.repetition != 1 and repeated:
+            continue  # the first repetition's row stands for all of them
+        if not repeated:
+            rows += [[c.group, c.config, c.task, *_workload_cells(w)] for w in c.workloads]
+            continue
+        runs = r.task_runs(c.group, c.config, c.task)
+        correct = sum(cell.correct for cell in runs.cells)
+        rows += [[c.group, c.config, c.task, *_workload_cells(w), correct] for w in runs.workload_means()]
     notes = [
         "roofline: max(FLOPs / peak FLOP rate, bytes / peak bandwidth) from the task's [roofline] formulas (the reference's "
         "work) and the device's datasheet peaks; a design that does less work than the reference can exceed 1"
     ]
+    if repeated:
+        notes.append("over the correct repetitions: mean latencies and roofline fraction, geometric-mean speedup")
     return Table(
         id="workloads", title="Per workload: speedup and fraction of the roofline", columns=columns, rows=rows, notes=notes
     )
+
+
+def _workload_cells(w: WorkloadScore) -> list[Cell]:
+    return [w.name, w.latency_ms, w.baseline_ms, w.speedup, w.roofline_ms, w.roofline_fraction]
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

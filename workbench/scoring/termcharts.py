@@ -28,29 +28,35 @@ def task_bars(results: Results, width: int = 40) -> Text:
     text = Text()
     if not results.tasks:
         return Text("no code sessions to chart", style="dim")
-    speedups = [c.speedup for c in results.cells if c.speedup is not None]
+    pairs = list(dict.fromkeys((c.group, c.config) for c in results.cells))
+    runs = {(g, c, task): results.task_runs(g, c, task) for g, c in pairs for task in results.tasks}
+    speedups = [r.speedup for r in runs.values() if r.speedup is not None]
     top = max([1.0, *speedups])
-    label_width = min(36, max((len(f"{c.group} {c.config}") for c in results.cells), default=10))
+    label_width = min(36, max((len(f"{g} {c}") for g, c in pairs), default=10))
     one = round(width / top) if top else 0
-    text.append(f"task speedup against {results.provenance.baseline} (│ = 1.0x, full bar = {top:.2f}x)\n", style="dim")
+    over = " (geometric mean over repetitions)" if results.repeated else ""
+    text.append(f"task speedup against {results.provenance.baseline}{over} (│ = 1.0x, full bar = {top:.2f}x)\n", style="dim")
     for task in results.tasks:
         text.append(f"{task}\n", style="bold")
-        for cell in (c for c in results.cells if c.task == task):
-            label = f"{cell.group} {cell.config}"
+        for g, c in pairs:
+            cell = runs[(g, c, task)]
+            label = f"{g} {c}"
             label = label if len(label) <= label_width else label[: label_width - 1] + "…"
             text.append(f"  {label:<{label_width}} ")
+            count = f" ({cell.correct}/{cell.runs} correct)" if cell.runs > 1 else ""
             if cell.speedup is not None:
                 bar = hbar(cell.speedup / top, width)
                 if 0 < one < width:
                     bar = bar[:one] + ("│" if bar[one] == " " else bar[one]) + bar[one + 1 :]
                 text.append(bar, style="green" if cell.speedup >= 1 else "yellow")
-                text.append(f" {cell.speedup:.2f}x\n")
-            elif cell.session is None:
+                text.append(f" {cell.speedup:.2f}x{count}\n")
+            elif cell.ran == 0:
                 text.append("not run\n", style="dim")
             elif cell.correct:
-                text.append("correct, untimed\n", style="cyan")
+                text.append(f"correct, untimed{count}\n", style="cyan")
             else:
-                text.append(f"✗ {cell.status}\n", style="red")
+                statuses = ", ".join(sorted({c.status for c in cell.cells if c.session is not None}))
+                text.append(f"✗ {statuses}{count}\n", style="red")
     return text
 
 

@@ -31,7 +31,9 @@ TABS: tuple[tuple[str, str], ...] = (
     ("table4", "Table 4 · speedup"),
     ("table5", "Table 5 · fast_p"),
     ("table6", "Table 6 · tokens"),
+    ("task_speedups", "Per task"),
     ("ablation", "Ablation"),
+    ("paired", "Paired"),
     ("workloads", "Workloads"),
 )
 FILTERS: tuple[tuple[str, str], ...] = (
