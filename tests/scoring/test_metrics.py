@@ -60,13 +60,15 @@ def test_correctness_over_pairs() -> None:
 
 
 def test_fast_p_counts_every_task_in_the_denominator() -> None:
-    outcomes = [OK(True, 4.0), OK(True, 1.5), OK(True, 1.0), OK(False, 3.0), OK(True, None)]
-    # above 1: 4.0 and 1.5 (1.0 is not above 1; the failed 3.0 and the untimed one do not count) -> 2/5
+    outcomes = [OK(True, 4.0), OK(True, 1.5), OK(True, 1.0), OK(False, 3.0), OK(False)]
+    # above 1: 4.0 and 1.5 (1.0 is not above 1; the failed ones do not count) -> 2/5
     assert metrics.fast_p(outcomes, 1.0) == pytest.approx(2 / 5)
     # above 1.5: only 4.0 (strictly above) -> 1/5
     assert metrics.fast_p(outcomes, 1.5) == pytest.approx(1 / 5)
     assert metrics.fast_p(outcomes, 2.0) == pytest.approx(1 / 5)
     assert metrics.fast_p([], 1.0) is None
+    # a correct task without a latency (the CPU): whether it is fast is not known, so neither is fast_p
+    assert metrics.fast_p([*outcomes, OK(True, None)], 1.0) is None
 
 
 def test_speedup_of_models_correct_everywhere() -> None:

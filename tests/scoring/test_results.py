@@ -334,6 +334,26 @@ def test_per_task_tables_give_each_task_once_over_its_repetitions(tmp_path: Path
     assert bars.count("m none") == 1 and "4.00x (2/3 correct)" in bars
 
 
+def test_a_repetition_without_latencies_leaves_the_means_unknown_not_the_failed_ones(tmp_path: Path) -> None:
+    # on the CPU: r1 passes (no latency), r2 fails; the guided runs pass in both (no latency)
+    from workbench.scoring import build_tables
+    from workbench.scoring.testing import untimed
+
+    runs = {("none", 1): "passed", ("none", 2): "runtime_error", ("L1", 1): "passed", ("L1", 2): "passed"}
+    for minute, ((config, rep), status) in enumerate(runs.items()):
+        scored_session(
+            tmp_path, MUON, [Step(1, untimed(MUON, [W1, W2], status=status))], model="m", guidance=config,  # type: ignore[arg-type]
+            session_id=f"camp--m--{MUON}--{config.lower()}--r{rep}", created=when(minute),
+        )  # fmt: skip
+    results = build_results(collect([tmp_path]).records, catalog=CATALOG)
+    none = results.group_scores("m", "none")
+    assert none is not None and none.sperf_each == [None, pytest.approx(0.5)]
+    assert none.sperf is None and none.sperf_sd is None  # not 0.5: the mean of the failed repetition alone
+    assert none.fast_p["1"] is None and none.correctness == pytest.approx(0.5)
+    paired = next(t for t in build_tables(results) if t.id == "paired")
+    assert paired.rows == [] and any("2 pair(s) left out" in note for note in paired.notes)
+
+
 def test_a_repetition_is_read_from_session_toml_or_a_campaigns_session_name() -> None:
     from workbench.scoring.collect import _repetition_in_id
 

@@ -91,8 +91,9 @@ def correctness(outcomes: Sequence[TaskOutcome]) -> float | None:
 
 
 def fast_p(outcomes: Sequence[TaskOutcome], p: float) -> float | None:
-    """Pairs correct with a task speedup above p, over all pairs, failed and untimed ones included."""
-    if not outcomes:
+    """Pairs correct with a task speedup above p, over all pairs (failed ones included). None when there are
+    none, or when a correct pair is untimed (whether it is fast is not known, as for S_perf)."""
+    if not outcomes or any(o.correct and o.speedup is None for o in outcomes):
         return None
     return sum(1 for o in outcomes if o.correct and o.speedup is not None and o.speedup > p) / len(outcomes)
 

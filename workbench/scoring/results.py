@@ -435,7 +435,7 @@ def _over_repetitions(each: list[GroupScores]) -> GroupScores:
 
     def spread(values: list[float | None]) -> float | None:
         present = [v for v in values if v is not None]
-        return statistics.stdev(present) if len(present) > 1 else None
+        return statistics.stdev(present) if len(present) > 1 and len(present) == len(values) else None
 
     speedups = [s.geomean_speedup for s in each]
     levels = {level: _mean([s.levels.get(level) for s in each]) for level in LEVELS}
@@ -451,11 +451,11 @@ def _over_repetitions(each: list[GroupScores]) -> GroupScores:
         sessions=sum(s.sessions for s in each),
         tasks=sum(s.tasks for s in each),
         passed=sum(s.passed for s in each),
-        correctness=_mean([s.correctness for s in each]),
-        sperf=_mean([s.sperf for s in each]),
+        correctness=_mean_of_all([s.correctness for s in each]),
+        sperf=_mean_of_all([s.sperf for s in each]),
         # every repetition all-correct and timed, else none: a geometric mean over some would flatter
         geomean_speedup=metrics.geomean([v for v in speedups if v is not None]) if all(v is not None for v in speedups) else None,
-        fast_p={key: _mean([s.fast_p.get(key) for s in each]) for key in first.fast_p},
+        fast_p={key: _mean_of_all([s.fast_p.get(key) for s in each]) for key in first.fast_p},
         levels=levels,
         js_impl=_mean([s.js_impl for s in each]),
         judged=sum(s.judged for s in each),
@@ -466,6 +466,14 @@ def _over_repetitions(each: list[GroupScores]) -> GroupScores:
         sperf_sd=spread([s.sperf for s in each]),
         correctness_sd=spread([s.correctness for s in each]),
     )
+
+
+def _mean_of_all(values: Sequence[float | None]) -> float | None:
+    """The mean when every repetition has a value, else None: a mean over the timed repetitions alone would
+    stand for all of them (an untimed repetition that passed beside a failed one scored 0.5)."""
+    if not values or any(v is None for v in values):
+        return None
+    return metrics.mean([v for v in values if v is not None])
 
 
 def _latest_by(records: Sequence[SessionRecord]) -> list[SessionRecord]:

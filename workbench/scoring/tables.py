@@ -447,16 +447,18 @@ def paired(r: Results) -> Table:
 
     by_key = {(c.group, c.config, c.task, c.repetition): c for c in r.cells if c.session is not None}
     rows: list[list[Cell]] = []
+    untimed = 0  # pairs with a run that passed without a latency: no difference to take
     for g in r.groups:
         for task in r.tasks:
             for config in (c for c in r.configs if c != "none"):
-                pairs = [
-                    (a, b)
+                matched = [
+                    (value(base), value(guided))
                     for (group, conf, t, rep), guided in by_key.items()
                     if group == g.label and conf == config and t == task
                     and (base := by_key.get((g.label, "none", task, rep))) is not None
-                    and (a := value(base)) is not None and (b := value(guided)) is not None
                 ]  # fmt: skip
+                pairs = [(a, b) for a, b in matched if a is not None and b is not None]
+                untimed += len(matched) - len(pairs)
                 if not pairs:
                     continue
                 differences = [b - a for a, b in pairs]
@@ -471,6 +473,8 @@ def paired(r: Results) -> Table:
         "each guided run against the unguided run of the same model, task and repetition; speedup as in S_perf "
         f"({failed} for a failed run); guided better: in how many pairs the difference is positive"
     ]
+    if untimed:
+        notes.append(f"{untimed} pair(s) left out: a run passed without a latency (the CPU), so there is no difference")
     return Table(id="paired", title="Guided against unguided, paired by repetition", columns=columns, rows=rows, notes=notes)
 
 
@@ -513,7 +517,8 @@ def rich_tables(tables: Sequence[Table]) -> list[Any]:
             caption_justify="left",
         )
         for column in table.columns:
-            out.add_column(Text(column.title), justify="left" if column.kind == "text" else "right", overflow="fold")
+            justify: Literal["left", "right"] = "left" if column.kind == "text" else "right"
+            out.add_column(Text(column.title), justify=justify, overflow="fold", no_wrap=column.key == "session")  # ids whole
         for row in table.rows:
             out.add_row(*(Text(format_cell(v, c.kind)) for v, c in zip(row, table.columns, strict=True)))
         rendered.append(out)

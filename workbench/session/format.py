@@ -243,7 +243,7 @@ def sessions_table(rows: list[SessionSummary], root: Path) -> Table:
     """`session list`: one row per session (examples marked), its best status and speedup."""
     table = Table(title=f"Sessions in {root}", title_justify="left")
     for column in ("id", "task", "guidance", "driver", "revisions", "best status", "best speedup", "started"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column == "id")  # an id is copied whole: never folded
     for r in rows:
         if r.problem is not None or r.created is None:
             table.add_row(r.id, f"[red]{escape(r.problem or 'unreadable')}[/]", "", "", "", "", "", "")
