@@ -10,11 +10,12 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from pooled_evaluate import evaluate
 from typer.testing import CliRunner
 
 from workbench.catalog import Catalog
 from workbench.cli import app
-from workbench.harness.host.evaluate import evaluate, worker_env
+from workbench.harness.host.evaluate import worker_env
 from workbench.harness.policy.checker import check_source
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
+from pooled_evaluate import evaluate
 
 from workbench.catalog import Catalog
-from workbench.harness.host.evaluate import evaluate
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")

@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pooled_evaluate import evaluate
 
 from workbench.catalog import CatalogError
 from workbench.catalog.loader import load_task
-from workbench.harness.host.evaluate import evaluate
 from workbench.harness.protocol.devices import expert_floor_ms, peaks_for, reference_floor_ms
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

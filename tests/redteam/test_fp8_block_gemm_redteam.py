@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pooled_evaluate import evaluate
 
 from workbench.catalog import Catalog
-from workbench.harness.host.evaluate import evaluate
 
 pytestmark = pytest.mark.slow  # every case is a whole evaluation
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pooled_evaluate import evaluate
 
 from tests.redteam.test_redteam import build
 from workbench.catalog import Catalog
@@ -24,7 +25,6 @@ from workbench.harness.checker.crosscheck import NullCalibration, cross_check
 from workbench.harness.checker.host_times import HostDelta
 from workbench.harness.checker.process import TIMED_TRIALS, TimedCallSampler
 from workbench.harness.checker.remote import CallReply
-from workbench.harness.host.evaluate import evaluate
 from workbench.harness.protocol.replies import CallReplyModel, ErrorReply, ProtocolViolation, cut_message, parse
 from workbench.harness.protocol.report import EvalReport
 

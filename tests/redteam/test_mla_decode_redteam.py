@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pooled_evaluate import evaluate
 
 from workbench.catalog import Catalog
-from workbench.harness.host.evaluate import evaluate
 from workbench.harness.protocol.report import EvalReport
 
 pytestmark = pytest.mark.slow  # every case is a whole evaluation (5-10 s each on a 2-core CPU)

@@ -13,11 +13,11 @@ import socket
 from pathlib import Path
 
 import pytest
+from pooled_evaluate import evaluate
 
 from workbench.catalog import Catalog
 from workbench.device import resolve_device
 from workbench.harness.host import sandbox
-from workbench.harness.host.evaluate import evaluate
 from workbench.harness.protocol.report import EvalReport
 
 pytestmark = pytest.mark.slow  # every case is a whole evaluation (4-17 s each on a 2-core CPU)

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pooled_evaluate import evaluate
 
 from workbench.catalog import Catalog
 from workbench.harness.host import sandbox
-from workbench.harness.host.evaluate import evaluate
 from workbench.harness.protocol.report import EvalReport
 
 pytestmark = pytest.mark.slow  # whole evaluations (a few seconds each on a 2-core CPU)

@@ -188,10 +188,12 @@ def bench_eval(
     the checker's oracle, comparing, sending inputs, the solution's calls, fetching outputs).
 
     With --revisions N the same solution is evaluated N times in a row with one reference-timing cache,
-    as a session's revisions are: the later ones reuse the reference's timings."""
+    as a session's revisions are: the later ones reuse the reference's timings and, as in a session's
+    runner, every checker after the first is forked from a warm zygote."""
     import tempfile
     import time
 
+    from workbench.harness.host.checker_pool import CheckerPool
     from workbench.harness.host.evaluate import evaluate
     from workbench.harness.protocol.report import ACTIVITIES
 
@@ -206,7 +208,7 @@ def bench_eval(
         reports.mkdir(parents=True, exist_ok=True)
     err = stderr()
     rows: list[dict[str, object]] = []
-    with tempfile.TemporaryDirectory(prefix="d2k-bench-eval-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="d2k-bench-eval-") as scratch, CheckerPool() as pool:
         for task, file in zip(tasks, files, strict=True):
             cache = Path(scratch) / f"{task.id}-reference-timing.json"
             for revision in range(1, revisions + 1):
@@ -217,7 +219,9 @@ def bench_eval(
                     err.print(f"[dim]  {time.perf_counter() - since:6.1f} s  {line}[/]", highlight=False)
 
                 with user_errors():
-                    report = evaluate(task, file, device, hide=[paths.sessions_root()], reference_cache=cache, on_progress=show)
+                    report = evaluate(
+                        task, file, device, hide=[paths.sessions_root()], reference_cache=cache, on_progress=show, pool=pool
+                    )
                 wall = time.perf_counter() - started
                 if reports is not None:
                     (reports / f"{task.id}-{revision}.json").write_text(report.model_dump_json(indent=2))

@@ -21,6 +21,7 @@ from typing import TypeVar
 from workbench.catalog import Catalog, Task
 from workbench.device import resolve_device
 from workbench.errors import SessionError, UsageError
+from workbench.harness.host.checker_pool import CheckerPool
 from workbench.harness.host.evaluate import evaluate
 from workbench.harness.protocol.report import EvalReport
 from workbench.session.config import SessionConfig, collect_versions, load_config
@@ -96,17 +97,24 @@ REFERENCE_CACHE_NAME = "reference-timing.json"
 
 
 def harness_evaluator(
-    task: Task, device: str, config: SessionConfig, sessions_root: Path, session_dir: Path | None = None
+    task: Task,
+    device: str,
+    config: SessionConfig,
+    sessions_root: Path,
+    session_dir: Path | None = None,
+    pool: CheckerPool | None = None,
 ) -> Evaluator:
     """Evaluate through the harness with the session's device, workloads and timeout; the sessions root
     (every session's workspace and log) stays out of the solution process's view. The reference's
-    timings are reused between the session's evaluations while fresh (harness/reference_cache.py)."""
+    timings are reused between the session's evaluations while fresh (harness/reference_cache.py), and
+    the checkers come from `pool`'s warm zygote when given (harness/host/checker_pool.py)."""
     cache = (session_dir or sessions_root / config.id) / REFERENCE_CACHE_NAME
 
     def run(solution: Path) -> EvalReport:
         return evaluate(
-            task, solution, device, config.workloads, config.eval_timeout_s, hide=[sessions_root], reference_cache=cache
-        )
+            task, solution, device, config.workloads, config.eval_timeout_s, hide=[sessions_root], reference_cache=cache,
+            pool=pool,
+        )  # fmt: skip
 
     return run
 
@@ -252,6 +260,7 @@ class Runner:
         device = resolve_device(self.config.device)
         self._writer = EventWriter(self.session_dir)  # the session lock: a second runner stops here
         watcher: Watcher | None = None
+        pool: CheckerPool | None = None
         try:
             contents = read_log(self._writer.path)
             self._state = SessionState.from_events(contents.events)
@@ -269,8 +278,10 @@ class Runner:
             )
             for bad in contents.bad_lines:
                 self.emit(Error(message=f"events.jsonl line {bad.line} is unreadable: {bad.message}", where="resume"))
+            if self._evaluator is None:
+                pool = CheckerPool()  # one warm checker start for all of this run's evaluations
             self._queue = EvaluationQueue(
-                self._evaluator or harness_evaluator(task, device, self.config, self.store.root, self.session_dir),
+                self._evaluator or harness_evaluator(task, device, self.config, self.store.root, self.session_dir, pool),
                 lambda sha: self._repo.read_bytes(sha, self.config.solution),  # type: ignore[union-attr]
                 self.emit,
                 device,
@@ -315,6 +326,8 @@ class Runner:
                 watcher.stop()
             if self._queue is not None:
                 self._queue.close()
+            if pool is not None:
+                pool.close()
             self._writer.close()
 
     def _touch(self) -> None:

@@ -10,6 +10,7 @@ a status with a message. API keys are not passed to the checker.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -28,6 +29,7 @@ from workbench import paths
 from workbench.catalog.task import Task
 from workbench.device import resolve_device
 from workbench.errors import UsageError
+from workbench.harness.host.checker_pool import CheckerPool, PooledChecker, PoolUnavailable
 from workbench.harness.host.child import die_with_parent
 from workbench.harness.host.reference_cache import ReferenceCache
 from workbench.harness.policy import checker as policy_checker
@@ -78,6 +80,7 @@ def _prepare_gpu_child() -> None:  # runs in the child before exec
 
 
 SCRATCH_PREFIX = "d2k-eval-"
+Checker = subprocess.Popen[str] | PooledChecker
 
 
 def remove_stale_scratch() -> None:
@@ -123,6 +126,7 @@ def evaluate(
     static_policy: bool = True,
     reference_cache: Path | None = None,
     on_workload: Callable[[WorkloadResult], None] | None = None,
+    pool: CheckerPool | None = None,
 ) -> EvalReport:
     """Evaluate solution on task in a fresh checker process. Bad arguments raise UsageError.
 
@@ -132,6 +136,7 @@ def evaluate(
     session keeps one; see reference_cache.py).
     `on_workload`: called (from a reader thread) with each workload's result as soon as the checker has
     judged it, before the evaluation ends (on a GPU the reference's timing, made at the end, comes later).
+    `pool`: fork the checker from a warm zygote (host/checker_pool.py) instead of starting an interpreter.
     """
     device = resolve_device(device)
     solution = Path(solution).resolve()
@@ -167,19 +172,7 @@ def evaluate(
         # neither is a file anything else could read or overwrite.
         result_read, result_write = os.pipe()
         try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "workbench.harness.checker.entry", str(result_write)],
-                cwd=scratch,
-                env=worker_env(device),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                text=True,
-                errors="replace",
-                pass_fds=[result_write],
-                preexec_fn=_limit_cpu_memory if device == "cpu" else _prepare_gpu_child,
-            )
+            process = _start_checker(device, scratch, result_write, pool)
         finally:
             os.close(result_write)
         results: list[WorkerResult] = []
@@ -195,23 +188,57 @@ def evaluate(
             assert process.stdin is not None
             process.stdin.write(request.model_dump_json())
             process.stdin.close()
-            process.wait(timeout=timeout + GRACE_S)
+            returncode = process.wait(timeout=timeout + GRACE_S)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            _kill_group(process.pid)
+            returncode = process.wait()
         except BaseException:
-            os.killpg(process.pid, signal.SIGKILL)
+            _kill_group(process.pid)
             process.wait()
             raise
         for reader in readers:
             reader.join(timeout=5)
         partial = results[-1] if results else None
-        report = _collect(task, solution, device, names, partial, process.returncode, timed_out, timeout, tail)
+        report = _collect(task, solution, device, names, partial, returncode, timed_out, timeout, tail)
         report.duration_s = time.perf_counter() - wall_started  # the whole evaluation, processes' start included
         if cache is not None and report.passed:  # a failed evaluation's figures are not trusted for reuse
             cache.record(task, report)
         return report
+
+
+def _start_checker(device: str, scratch: str, result_write: int, pool: CheckerPool | None) -> Checker:
+    """The checker process: forked by the pool's zygote when there is a pool that can, else a fresh
+    interpreter; either way in its own session, in `scratch`, with the checker's environment and limits."""
+    env = worker_env(device)
+    if pool is not None:
+        try:
+            return pool.start(env, scratch, result_write, CPU_ADDRESS_LIMIT if device == "cpu" else None)
+        except PoolUnavailable:
+            pass  # the plain way below
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench.harness.checker.entry", str(result_write)],
+        cwd=scratch,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        text=True,
+        errors="replace",
+        pass_fds=[result_write],
+        preexec_fn=_limit_cpu_memory if device == "cpu" else _prepare_gpu_child,
+    )
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the checker's process group (it and the solution process), else the checker alone (a pooled
+    checker killed in the instant before it made its own group)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _static_refusal(task: Task, solution: Path, device: str) -> EvalReport | None:
@@ -258,7 +285,7 @@ def _read_results(fd: int, results: list[WorkerResult], on_workload: Callable[[W
                     on_workload(workload)
 
 
-def _read_output(process: subprocess.Popen[str], tail: list[str], on_progress: Callable[[str], None] | None) -> None:
+def _read_output(process: Checker, tail: list[str], on_progress: Callable[[str], None] | None) -> None:
     assert process.stdout is not None
     for raw in process.stdout:
         line = raw.rstrip("\n")

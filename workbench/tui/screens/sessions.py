@@ -157,7 +157,9 @@ class SessionsScreen(WorkbenchScreen):
 
     def render_rows(self) -> None:
         table = self.query_one("#session-table", DataTable)
-        table.loading = False
+        if table.loading:  # its keys were not active while it loaded: the footer is told they are now
+            table.loading = False
+            self.refresh_bindings()
         selected = self.selected_id
         needle = self.filter_text.lower()
         all_cells = [row_cells(row, running, self.costs.get(row.id)) for row, running in self.rows]

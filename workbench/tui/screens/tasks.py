@@ -150,7 +150,9 @@ class TasksScreen(WorkbenchScreen):
         if event.worker.group != "tasks" or event.state not in (WorkerState.ERROR, WorkerState.CANCELLED):
             return
         table = self.query_one("#task-table", DataTable)
-        table.loading = False
+        if table.loading:  # its keys were not active while it loaded: the footer is told they are now
+            table.loading = False
+            self.refresh_bindings()
         if not self.rows:
             error = event.worker.error
             reason = error.message if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}"
@@ -158,7 +160,9 @@ class TasksScreen(WorkbenchScreen):
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:
         table = self.query_one("#task-table", DataTable)
-        table.loading = False
+        if table.loading:  # its keys were not active while it loaded: the footer is told they are now
+            table.loading = False
+            self.refresh_bindings()
         if self.rows:  # the second pass: only the best results change
             for row in message.rows:
                 if row.task_id in self.rows and row.usable:
