@@ -101,3 +101,25 @@ def test_an_evaluation_through_the_pool_reports_as_the_plain_start(tmp_path: Pat
     assert plain.status == "passed" and [r.status for r in pooled] == ["passed", "passed"]
     assert [w.name for w in pooled[1].workloads] == [w.name for w in plain.workloads]
     assert pooled[0].workloads[0].rel_err != pooled[1].workloads[0].rel_err  # fresh secret inputs each time
+
+
+def test_a_zygote_that_cannot_start_is_given_up_after_two_tries(tmp_path: Path) -> None:
+    from workbench.harness.host.checker_pool import PoolUnavailable
+
+    fake = tmp_path / "shadow" / "workbench"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('not this workbench')\n")
+    env = {**worker_env("cpu"), "PYTHONPATH": str(fake.parent)}
+    read, write = os.pipe()
+    try:
+        with CheckerPool() as pool:
+            for _ in range(2):
+                with pytest.raises(PoolUnavailable):
+                    pool.start(env, str(tmp_path), write, None)
+            started = time.monotonic()
+            with pytest.raises(PoolUnavailable, match="no zygote"):
+                pool.start(env, str(tmp_path), write, None)
+            assert time.monotonic() - started < 0.5  # no third zygote is started
+    finally:
+        os.close(read)
+        os.close(write)

@@ -71,12 +71,14 @@ class CountingModel:
             return {k: n for k, n in self.asked.items() if n > 1}
 
 
-def write_campaign(path: Path, base_url: str, *, name: str = "mini", cpu_slots: int = 2, extra: str = "") -> Path:
-    """2 models x 3 tasks x 2 guidance configurations on the CPU."""
+def write_campaign(
+    path: Path, base_url: str, *, name: str = "mini", cpu_slots: int = 2, extra: str = "", tasks: tuple[str, ...] = TASK_IDS
+) -> Path:
+    """2 models x 3 tasks (or `tasks`) x 2 guidance configurations on the CPU."""
     path.write_text(
         f"""name = "{name}"
 sessions_dir = "sessions"
-tasks = {json.dumps(list(TASK_IDS))}
+tasks = {json.dumps(list(tasks))}
 guidance = ["none", "L1+L2+L3"]
 max_turns = 6
 max_usd = 1.0

@@ -41,9 +41,12 @@ MAX_MESSAGE = 65536
 
 def main(argv: list[str]) -> int:
     control = socket.socket(fileno=int(argv[1]))
-    import torch  # noqa: F401, PLC0415 (the warm part: what every checker would import)
+    import torch  # noqa: PLC0415 (the warm part: what every checker would import)
 
     from workbench.harness.checker import entry, process  # noqa: F401, PLC0415 (the checker's own modules)
+
+    if torch.cuda.is_initialized():
+        return 3  # a forked child could not use the device: the pool falls back to the plain start
 
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)

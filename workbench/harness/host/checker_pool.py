@@ -65,6 +65,7 @@ class _Zygote:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "workbench.harness.checker.zygote", str(theirs.fileno())],
                 env=env,
+                cwd="/",  # `-m` puts the working directory first on sys.path: never the host's folder
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -161,6 +162,7 @@ class CheckerPool:
 
     def __init__(self) -> None:
         self._zygotes: dict[ZygoteKey, _Zygote] = {}
+        self._unusable: set[ZygoteKey] = set()
         self._lock = threading.Lock()
         self._closed = False
 
@@ -174,6 +176,8 @@ class CheckerPool:
         """Fork a checker with this environment in `cwd`, its result pipe `result_fd` (the caller closes its
         copy). PoolUnavailable when no zygote can do it."""
         key: ZygoteKey = tuple(sorted(env.items()))
+        if key in self._unusable:
+            raise PoolUnavailable("no zygote could serve this environment")
         for _attempt in range(2):  # a zygote that died (killed with a test's processes, say) is replaced once
             zygote = self._zygote(key, env)
             try:
@@ -183,6 +187,7 @@ class CheckerPool:
                     if self._zygotes.get(key) is zygote:
                         del self._zygotes[key]
                 zygote.close()
+        self._unusable.add(key)  # two zygotes in a row failed: the plain start from now on, without a third try
         raise PoolUnavailable("the checker zygote could not fork a checker")
 
     def _zygote(self, key: ZygoteKey, env: dict[str, str]) -> _Zygote:
