@@ -8,7 +8,8 @@ PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
-PYTEST_WORKERS ?= auto  # pytest-xdist: one worker per core (tests wait on subprocesses and evaluations)
+PYTEST_WORKERS ?= auto  # pytest-xdist: one worker per core (tests wait on subprocesses and evaluations); a worker
+# that runs out of tests takes some of another's (worksteal): a long test near the end no longer runs alone
 
 .PHONY: start test install clean
 
@@ -30,7 +31,7 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff format --check workbench tests scripts tasks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
-	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV)

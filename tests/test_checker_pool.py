@@ -17,6 +17,8 @@ from workbench.harness.host.checker_pool import CheckerPool
 from workbench.harness.host.evaluate import CPU_ADDRESS_LIMIT, evaluate, worker_env
 from workbench.harness.protocol.messages import EvalRequest, WorkerResult
 
+pytestmark = pytest.mark.slow  # each test starts zygotes (an interpreter importing torch) and checkers
+
 REPO = paths.REPO_ROOT
 TASK = Catalog(REPO / "tasks", REPO / "guidance").task("rmsnorm_bwd")
 REFUSED = "import torch\n\ndef run(x, w, dy):\n    return torch.matmul(x, w)\n"  # torch math: the static policy refuses it
@@ -92,7 +94,6 @@ def test_a_zygote_that_died_is_replaced(tmp_path: Path) -> None:
         assert pool.zygote_pids() != [zygote]
 
 
-@pytest.mark.slow
 def test_an_evaluation_through_the_pool_reports_as_the_plain_start(tmp_path: Path) -> None:
     naive = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
     plain = evaluate(TASK, naive, "cpu", ["smoke_m64_n256"])
