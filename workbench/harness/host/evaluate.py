@@ -211,7 +211,9 @@ def _start_checker(device: str, scratch: str, result_write: int, pool: CheckerPo
     """The checker process: forked by the pool's zygote when there is a pool that can, else a fresh
     interpreter; either way in its own session, in `scratch`, with the checker's environment and limits."""
     env = worker_env(device)
-    if pool is not None:
+    # CPU evaluations only for now: a forked checker must initialise CUDA itself, and whether anything the
+    # zygote imports touches the driver first is not yet verified on a GPU machine
+    if pool is not None and device == "cpu":
         try:
             return pool.start(env, scratch, result_write, CPU_ADDRESS_LIMIT if device == "cpu" else None)
         except PoolUnavailable:
