@@ -35,6 +35,7 @@ import traceback
 from typing import Any
 
 from workbench.harness.host.child import die_with_parent
+from workbench.harness.solution.fast_exit import exit_now
 
 MAX_MESSAGE = 65536
 
@@ -79,6 +80,7 @@ def main(argv: list[str]) -> int:
     finally:
         for pid in children:
             _kill_group(pid)
+        exit_now(0)  # no interpreter teardown (torch's takes a while): the host may be waiting for us to end
 
 
 def _reap(children: set[int], control: socket.socket) -> None:
@@ -127,8 +129,6 @@ def _child(request: dict[str, Any], fds: list[int], zygote_fds: list[int]) -> No
     except BaseException:
         traceback.print_exc()
     finally:
-        from workbench.harness.solution.fast_exit import exit_now  # noqa: PLC0415
-
         exit_now(code)
 
 

@@ -7,7 +7,8 @@ request, limits and pipes; only its interpreter's start is skipped (about 1.5 s 
 a small machine). The solution process is never pooled: the checker starts it from a fresh interpreter.
 
 A zygote is started on first use per environment (the environment decides what the checker sees, so a
-changed one gets its own), and ends when the pool is closed or the host exits (its socket closes). A
+changed one gets its own), and ends when the pool is closed, when the host exits (its socket closes) or when
+the thread that started it ends (the parent-death signal). A
 zygote that cannot be started or has died is replaced once; `PoolUnavailable` tells the caller to start
 the checker the plain way. Imports only the standard library and torch-free harness modules.
 """
@@ -24,6 +25,8 @@ import subprocess
 import sys
 import threading
 from typing import IO, Any
+
+from workbench.harness.host.child import die_with_parent
 
 ZYGOTE_START_S = 60.0  # the first request waits for the zygote's imports
 ZygoteKey = tuple[tuple[str, str], ...]
@@ -71,6 +74,9 @@ class _Zygote:
                 stderr=subprocess.DEVNULL,
                 pass_fds=[theirs.fileno()],
                 start_new_session=True,
+                # it dies with the thread that started it (a killed host takes it at once, even mid-import;
+                # a pool whose starting thread ended gets a new zygote on its next start)
+                preexec_fn=die_with_parent,
             )
         finally:
             theirs.close()
