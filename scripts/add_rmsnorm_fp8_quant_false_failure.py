@@ -41,9 +41,9 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
-from workbench.catalog.modules import import_file  # noqa: E402
 from workbench.catalog.task import CompareRule  # noqa: E402
 from workbench.harness.checker.compare import compare  # noqa: E402
+from workbench.harness.protocol.task_files import import_file  # noqa: E402
 
 Outputs = tuple[torch.Tensor, torch.Tensor]
 GROUP = 128

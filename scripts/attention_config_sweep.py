@@ -26,8 +26,8 @@ sys.path.insert(0, str(REPO))
 import triton  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
-from workbench.catalog.modules import import_file  # noqa: E402
 from workbench.harness.protocol.devices import expert_floor_ms, peaks_for  # noqa: E402
+from workbench.harness.protocol.task_files import import_file  # noqa: E402
 
 Inputs = dict[str, Any]
 Call = Callable[[], Any]

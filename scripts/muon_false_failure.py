@@ -22,8 +22,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 from muon_tolerance_study import square_side  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
-from workbench.catalog.modules import import_file  # noqa: E402
 from workbench.harness.checker.compare import compare  # noqa: E402
+from workbench.harness.protocol.task_files import import_file  # noqa: E402
 
 
 def main() -> None:

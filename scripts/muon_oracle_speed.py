@@ -18,8 +18,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from workbench.catalog.loader import load_task  # noqa: E402
-from workbench.catalog.modules import import_file  # noqa: E402
 from workbench.harness.checker.compare import compare  # noqa: E402
+from workbench.harness.protocol.task_files import import_file  # noqa: E402
 
 
 def timed(fn: Callable[[], Any], reps: int = 3) -> float:

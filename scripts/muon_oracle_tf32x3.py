@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from workbench.catalog.loader import load_task  # noqa: E402
-from workbench.catalog.modules import import_file  # noqa: E402
+from workbench.harness.protocol.task_files import import_file  # noqa: E402
 
 
 @contextlib.contextmanager

@@ -37,8 +37,8 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
-from workbench.catalog.modules import import_file  # noqa: E402
 from workbench.harness.checker.compare import compare  # noqa: E402
+from workbench.harness.protocol.task_files import import_file  # noqa: E402
 from workbench.harness.solution import interpreter_fix  # noqa: E402
 
 PAGE = 16

@@ -19,7 +19,7 @@ sys.path.insert(0, str(REPO))
 import triton  # noqa: E402
 
 from workbench.catalog import Catalog  # noqa: E402
-from workbench.catalog.modules import import_file  # noqa: E402
+from workbench.harness.protocol.task_files import import_file  # noqa: E402
 
 
 def main() -> None:

@@ -12,8 +12,8 @@ import torch
 import triton
 
 from workbench.catalog import Catalog
-from workbench.catalog.modules import import_file
 from workbench.harness.checker.compare import compare
+from workbench.harness.protocol.task_files import import_file
 from workbench.harness.solution import interpreter_fix
 
 REPO = Path(__file__).resolve().parent.parent

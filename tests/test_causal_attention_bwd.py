@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from workbench.catalog import Catalog
-from workbench.catalog.modules import import_file
 from workbench.harness.checker.compare import compare
+from workbench.harness.protocol.task_files import import_file
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from workbench.catalog import Catalog
-from workbench.catalog.modules import import_file
 from workbench.harness.checker.compare import compare
+from workbench.harness.protocol.task_files import import_file
 from workbench.harness.solution import interpreter_fix
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from workbench.catalog.modules import import_file
+from workbench.harness.protocol.task_files import import_file
 
 TASK = Path(__file__).resolve().parent.parent / "tasks" / "muon_orthogonalize"
 reference = import_file(TASK / "reference.py", "_test_muon_reference")

@@ -19,7 +19,7 @@ import pytest
 from pooled_evaluate import evaluate
 
 from workbench.catalog import Catalog
-from workbench.catalog.modules import import_file
+from workbench.harness.protocol.task_files import import_file
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import torch
 import triton
 
-from workbench.catalog.modules import import_file
 from workbench.catalog.task import TensorArg
 from workbench.harness.checker import host_times
 from workbench.harness.checker.correctness import (
@@ -47,6 +46,7 @@ from workbench.harness.checker.remote import RemoteSolution, SolutionFailure
 from workbench.harness.protocol.devices import expert_floor_ms, peaks_for, reference_floor_ms
 from workbench.harness.protocol.messages import EvalRequest
 from workbench.harness.protocol.report import EvalReport, Status, TimingStats, Violation, WorkloadResult, overall_status
+from workbench.harness.protocol.task_files import import_file
 from workbench.harness.solution.timing import (
     CallTime,
     Clocks,

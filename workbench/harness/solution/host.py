@@ -27,8 +27,8 @@ from typing import Any
 import torch
 from torch.autograd.profiler import profile as autograd_profile
 
-from workbench.catalog.modules import import_file
 from workbench.harness.protocol.report import Violation
+from workbench.harness.protocol.task_files import import_file
 from workbench.harness.solution.guard import ALLOWED_OPS, CallRecord, Guard, compare_snapshots, snapshot
 from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper
 from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed

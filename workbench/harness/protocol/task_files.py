@@ -1,4 +1,5 @@
-"""Importing a task's Python files (reference.py, inputs.py) by path, each under a private name."""
+"""Importing a task's Python files (reference.py, inputs.py) by path, each under a private name: used by the checker
+and the solution process (standard library only: importing it loads neither the catalog nor pydantic)."""
 
 from __future__ import annotations
 
