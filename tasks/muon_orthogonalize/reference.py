@@ -63,7 +63,45 @@ def reference(G: torch.Tensor, steps: int) -> torch.Tensor:
     return _iterate(X).contiguous()
 
 
-def exact(G: torch.Tensor, steps: int) -> torch.Tensor:
-    """Float64 oracle: the same normalisation and five steps, all in float64."""
+def exact_float64(G: torch.Tensor, steps: int) -> torch.Tensor:
+    """The same normalisation and five steps, all in float64."""
     _check(G, steps)
     return _iterate(_normalise(G, torch.float64)).contiguous()
+
+
+def _split_tf32(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Float32 ``x`` as high + low: high keeps TF32's 10 stored significand bits, low = x - high (exact)."""
+    high = (x.view(torch.int32) & -8192).view(torch.float32)
+    return high, x - high
+
+
+def _product3(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """a @ b as three TF32 tensor-core products of the parts (low x low dropped), accumulated in float32."""
+    return a[0] @ b[0] + (a[0] @ b[1] + a[1] @ b[0])
+
+
+def exact_tf32x3(G: torch.Tensor, steps: int) -> torch.Tensor:
+    """Float64 normalisation, then the five steps in float32 with every product as three TF32 products
+    (about twice as fast as float64 on an H200; docs/tolerance-muon.md bounds what it costs the check)."""
+    _check(G, steps)
+    X = _normalise(G, torch.float64).to(torch.float32)
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        for a, b, c in COEFFS:
+            x = _split_tf32(X)
+            A = _product3(x, (x[0].mT, x[1].mT))
+            a_parts = _split_tf32(A)
+            B = b * A + c * _product3(a_parts, a_parts)
+            X = a * X + _product3(_split_tf32(B), x)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+    return X.contiguous()
+
+
+def exact(G: torch.Tensor, steps: int) -> torch.Tensor:
+    """The oracle: on a GPU float32 from three TF32 products per matrix product (``exact_tf32x3``), on the
+    CPU float64 (``exact_float64``)."""
+    if G.is_cuda:
+        return exact_tf32x3(G, steps)
+    return exact_float64(G, steps)

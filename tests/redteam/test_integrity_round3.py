@@ -205,6 +205,9 @@ class _FakeChecker:
     def send(self, slot: int, inputs: dict[str, int], refill: bool = False, timed: bool = False) -> None:
         self.sent.append((slot, inputs["trial"], refill and timed))
 
+    def deliver(self, slot: int, trial: int, inputs: object = None, *, refill: bool = False, timed: bool = False) -> None:
+        self.sent.append((slot, trial, refill and timed))  # the trial's values in the slot (sent or made there)
+
     def call(self, slot: int, **_: object) -> CallReply:
         return CallReply(ms=1.0, wall_ms=2.0, launch_ms=0.1, launches=1, launch_names=[], violations=[], outputs=[], mutated=[])
 
@@ -225,6 +228,22 @@ def test_every_timed_call_gets_fresh_values_and_samples_name_their_own_inputs() 
     assert len(sampler.reservoir) == 2 and set(sampler.reservoir) <= set(trials)
 
 
+def test_timed_and_warm_up_trials_never_repeat_across_measurements() -> None:
+    """Events mode, then graph mode (the sampler is reset between): no timed call's inputs are another's,
+    and no warm-up call's inputs are a timed call's (a warm-up output recorded cannot answer a timed call)."""
+    fake = _FakeChecker()
+    sampler = TimedCallSampler(fake, [])  # type: ignore[arg-type]
+    for method in ("events", "graph"):
+        warm, call = sampler.warm(method), sampler.timed(method)  # type: ignore[arg-type]
+        for i in range(40):
+            warm(i, 2.0)
+        for i in range(30):
+            call(i, 2.0)
+        sampler.reset()
+    trials = [trial for _, trial, _ in fake.sent]
+    assert len(set(trials)) == len(trials), "a trial number (an input seed) was used twice"
+
+
 # -- GPU: the timing classes end to end (pytest tests/redteam -k gpu) ----------------------------------------
 gpu = pytest.mark.skipif(resolve_device("auto") != "cuda", reason="needs a CUDA GPU")
 
@@ -242,6 +261,19 @@ def test_gpu_timed_address_cache_is_caught_by_a_sampled_call(tmp_path: Path) -> 
     assert report.status == "incorrect_numerical", f"{report.status}: {report.message}"
     trial = re.search(r"\(trial (\d+)\)", report.message)
     assert trial is not None and int(trial.group(1)) > TIMED_TRIALS, report.message  # a timed call, sampled
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_stale_inputs_in_place_of_made_ones_are_caught_by_a_sampled_call(tmp_path: Path) -> None:
+    """Timed calls' inputs are made in the solution process from the checker's seeds: a process that
+    skips making them (and answers the old values from a cache) fails the sampled checks."""
+    task, first = _muon()
+    cheat = build("stale_generated_inputs", tmp_path, folder="round3_cheats")
+    report = evaluate(task, cheat, "cuda", [first], static_policy=False)  # type: ignore[arg-type]
+    assert report.status == "incorrect_numerical", f"{report.status}: {report.message}"
+    trial = re.search(r"\(trial (\d+)\)", report.message)
+    assert trial is not None and int(trial.group(1)) > TIMED_TRIALS, report.message
 
 
 @gpu

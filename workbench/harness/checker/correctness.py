@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from workbench.catalog.task import ScalarArg, Task, TensorArg, Workload
-from workbench.harness.checker.compare import compare
+from workbench.harness.checker.compare import compare, same_bits
 from workbench.harness.checker.remote import CallReply, RemoteSolution, SolutionFailure
 from workbench.harness.protocol.replies import OutputDescription
 from workbench.harness.protocol.report import Status, Violation
@@ -90,6 +90,7 @@ class WorkloadChecker:
         make_inputs: Callable[..., dict[str, Any]],
         device: torch.device,
         secret: int,
+        seeded: bool = False,
     ) -> None:
         self.task = task
         self.spec = task.spec
@@ -104,6 +105,9 @@ class WorkloadChecker:
         self.state_names = {a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
         self.output_specs = output_specs(task, workload)
         self.breakdown: dict[str, float] = {}  # seconds per activity (report.ACTIVITIES)
+        self.scalar_names = [a.name for a in self.spec.signature.inputs if not isinstance(a, TensorArg)]
+        self.seeded = seeded  # inputs may be made in the solution process from each trial's seed (`deliver`)
+        self.confirmed: bool | None = None  # whether it made the first ones bit for bit as this process
 
     @contextlib.contextmanager
     def spent(self, activity: str) -> Iterator[None]:
@@ -149,6 +153,59 @@ class WorkloadChecker:
         scalars = {a.name: inputs[a.name] for a in self.spec.signature.inputs if not isinstance(a, TensorArg)}
         with self.spent("send"):
             self.solution.put(slot, tensors, scalars, sorted(self.state_names), refill=refill, timed=timed)
+
+    def deliver(
+        self,
+        slot: int,
+        trial: int,
+        inputs: dict[str, Any] | None = None,
+        *,
+        refill: bool = False,
+        timed: bool = False,
+        scale: float | None = None,
+    ) -> None:
+        """Put a trial's inputs into a slot of the solution process: made there by the task's make_inputs
+        from the trial's seed (`generate`: nothing crosses the channel) where `seeded` allows it and the
+        workload's first delivery showed the process makes them bit for bit as this one does; else sent.
+        `inputs`: this process's values of the trial (made here when needed and not given); `scale`: the
+        scaled trial's factor (`inputs` then are the scaled values).
+
+        Why a made input cannot pass a wrong answer: every verdict compares the outputs with the oracle
+        on this process's own inputs of the trial; values made differently there only make the outputs
+        wrong. The first comparison guards honest solutions against a generator that is not
+        deterministic across processes: it falls back to sending, for the whole workload."""
+        if self.seeded and self.confirmed is not False:
+            seed = trial_seed(self.secret, self.workload.name, trial)
+            with self.spent("send"):
+                self.solution.generate(
+                    slot,
+                    seed,
+                    dict(self.workload.axes),
+                    self.tensor_names,
+                    self.scalar_names,
+                    sorted(self.state_names),
+                    refill=refill,
+                    timed=timed,
+                    scale=scale,
+                )
+            if self.confirmed:
+                return
+            if inputs is None:
+                inputs = self.scaled(trial, scale) if scale is not None else self.fresh_inputs(trial)
+            with self.spent("send"):
+                theirs = self.solution.inputs(slot, self.tensor_names)
+            self.confirmed = all(same_bits(t, inputs[n]) for n, t in zip(self.tensor_names, theirs, strict=True))
+            del theirs
+            if self.confirmed:
+                return
+        if inputs is None:
+            inputs = self.scaled(trial, scale) if scale is not None else self.fresh_inputs(trial)
+        self.send(slot, inputs, refill=refill, timed=timed)
+
+    @property
+    def inputs_made_there(self) -> bool:
+        """Whether the solution process made this workload's inputs (confirmed at its first delivery)."""
+        return bool(self.seeded and self.confirmed)
 
     # -- one call -----------------------------------------------------------------------------
     def call(
@@ -236,12 +293,21 @@ class WorkloadChecker:
 
     # -- the checks -----------------------------------------------------------------------------
     def check_call(
-        self, trial: int, inputs: dict[str, Any], *, slot: int = 0, refill: bool = False, keep: bool = True, profile: bool = False
+        self,
+        trial: int,
+        inputs: dict[str, Any],
+        *,
+        slot: int = 0,
+        refill: bool = False,
+        keep: bool = True,
+        profile: bool = False,
+        scale: float | None = None,
     ) -> None:
-        """Send the inputs, call, fetch and check everything about the call. The oracle (and the reference,
-        where the tolerance needs it) is computed here on the pristine inputs while the solution process
-        runs the call: the two are separate processes, and the outputs are compared only once fetched."""
-        self.send(slot, inputs, refill=refill)
+        """Deliver the trial's inputs, call, fetch and check everything about the call. The oracle (and the
+        reference, where the tolerance needs it) is computed here on the pristine inputs while the solution
+        process runs the call: the two are separate processes, and the outputs are compared only once
+        fetched. `inputs` are this process's values of `trial` (scaled by `scale` where one is given)."""
+        self.deliver(slot, trial, inputs, refill=refill, scale=scale)
         expected: list[Expected] = []
         self.call(slot, profile=profile, keep=keep, meanwhile=lambda: expected.append(self.expected(inputs)))
         outputs, after = self.fetch()
@@ -382,11 +448,11 @@ class WorkloadChecker:
                 "incorrect_numerical", f"{changed} of {kept} earlier outputs changed after later calls (output buffers reused)"
             )
 
-    def check_contract(self, inputs: dict[str, Any], slot: int = 0) -> None:
+    def check_contract(self, trial: int, slot: int = 0) -> None:
         """Scalars pinned to one value must be validated: any other value raises ValueError."""
         for arg in self.spec.signature.inputs:
             if isinstance(arg, ScalarArg) and arg.value is not None and not isinstance(arg.value, bool):
-                self.send(slot, inputs)
+                self.deliver(slot, trial)
                 bad = arg.value + 1
                 try:
                     self.solution.call(slot, self.output_specs, override={arg.name: bad})

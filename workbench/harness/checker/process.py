@@ -69,7 +69,7 @@ CLOCKS = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchron
 REFRESH_TRIAL = 1000  # trial number of the profiled re-check after timing
 TIMING_SLOTS = (100, 101, 102)  # the solution process's slots for the rotated timing inputs
 TIMED_TRIALS = 10_000  # trial numbers of timed calls start above this (each call's inputs have a seed of their own)
-WARM_TRIALS = 5_000  # and those of warm-up calls after the first round above this
+WARM_TRIALS = -1  # and those of warm-up calls after the first round count down from this: no range meets another
 UNFINISHED = "the workload's checks did not finish"
 SAMPLED_CALLS = 2  # timed calls whose outputs are checked, drawn uniformly (reservoir) from all calls
 
@@ -178,9 +178,12 @@ def _evaluate(
     idle_probe_ms: float | None,
 ) -> int:
     timed = device.type == "cuda" and request.timing
+    # inputs made in the solution process from each trial's seed: on a GPU, where sending them cost seconds
+    seeded = request.seeded_inputs if request.seeded_inputs is not None else device.type == "cuda"
     nulls: dict[tuple[str, Method], NullCalibration] = {}
     try:
-        solution.init()
+        # the task's inputs.py, with which the process makes trials' inputs from their seeds (`deliver`)
+        solution.init(task.file("inputs.py").read_text() if seeded else None)
         if timed:
             progress("calibrating the null calls (before the solution is imported)")
             nulls = calibrate_nulls(solution, {n: output_specs(task, task.workload(n)) for n in request.workloads})
@@ -203,7 +206,9 @@ def _evaluate(
     pending: list[tuple[WorkloadChecker, WorkloadResult, Method]] = []  # references timed once the process is gone
     for name in request.workloads:
         workload = task.workload(name)
-        checker = WorkloadChecker(task, workload, solution, reference_module, inputs_module.make_inputs, device, request.secret)
+        checker = WorkloadChecker(
+            task, workload, solution, reference_module, inputs_module.make_inputs, device, request.secret, seeded=seeded
+        )
         # not passed until every check of the workload has run (an escaping exception leaves it failed)
         result = WorkloadResult(name=name, status="harness_error", message=UNFINISHED)
         result.breakdown = checker.breakdown  # the same dict: filled as the workload runs
@@ -223,10 +228,10 @@ def _evaluate(
                     checker.check_call(trials_fresh, checker.fresh_inputs(trials_fresh), refill=True)
                     if scale:
                         progress(f"{name}: trial {trials_fresh + 2} (inputs scaled by {scale:g})")
-                        checker.check_call(trials_fresh + 1, checker.scaled(trials_fresh + 1, scale))
+                        checker.check_call(trials_fresh + 1, checker.scaled(trials_fresh + 1, scale), scale=scale)
                 checker.recheck_kept()
                 if name == request.workloads[0]:
-                    checker.check_contract(checker.fresh_inputs(trials_fresh + 2))
+                    checker.check_contract(trials_fresh + 2)
                 solution.release()
             if timed:
                 method = time_workload(task, workload, checker, result, device, request, nulls)
@@ -244,6 +249,7 @@ def _evaluate(
         else:
             result.status, result.message = "passed", ""
         result.trials = checker.stats.trials or result.trials
+        result.inputs_made_there = checker.inputs_made_there
         result.max_abs_err = checker.stats.max_abs_err
         result.rel_err = checker.stats.rel_err
         result.error_bound = checker.stats.bound
@@ -292,6 +298,7 @@ class TimedCallSampler:
         self.walls: list[float] = []
         self.hosts: list[HostDelta | None] = []
         self.count = 0
+        self.issued = 0  # timed calls over every measurement of the workload: each gets a trial number of its own
         self.warm_calls = 0
 
     def reset(self) -> None:
@@ -300,9 +307,10 @@ class TimedCallSampler:
     def timed(self, method: Method) -> Callable[[int, float], CallTime]:
         def call(index: int, cover: float) -> CallTime:
             self.count += 1
-            trial = TIMED_TRIALS + self.count
+            self.issued += 1
+            trial = TIMED_TRIALS + self.issued
             slot = TIMING_SLOTS[index % len(TIMING_SLOTS)]
-            self.checker.send(slot, self.checker.fresh_inputs(trial), refill=True, timed=True)
+            self.checker.deliver(slot, trial, refill=True, timed=True)
             before = host_times.sample(self.pids)
             reply = self.checker.call(slot, replay=method == "graph", timed=True, cover_ms=cover)
             self.hosts.append(host_times.delta(before, host_times.sample(self.pids)))
@@ -329,7 +337,7 @@ class TimedCallSampler:
             self.warm_calls += 1
             slot = TIMING_SLOTS[index % len(TIMING_SLOTS)]
             if index >= len(TIMING_SLOTS):
-                self.checker.send(slot, self.checker.fresh_inputs(WARM_TRIALS + self.warm_calls), refill=True, timed=True)
+                self.checker.deliver(slot, WARM_TRIALS - self.warm_calls, refill=True, timed=True)
             reply = self.checker.call(slot, replay=method == "graph", timed=True, cover_ms=cover)
             return CallTime(reply.ms, reply.launch_ms)
 
@@ -370,7 +378,7 @@ def time_workload(
     The reference is timed later (`time_reference`), once the solution process is gone."""
     declared = task.spec.timing.mode
     for slot, k in zip(TIMING_SLOTS, range(len(TIMING_SLOTS)), strict=True):
-        checker.send(slot, checker.fresh_inputs(500 + k), timed=True)
+        checker.deliver(slot, 500 + k, timed=True)
     plan = TimingPlan(max_time_s=request.max_time_per_workload_s)
     sampler = TimedCallSampler(checker, checker.solution.pids())
     latency: TimingStats | None = None

@@ -192,11 +192,14 @@ class RemoteSolution:
         """The solution's process tree (the sandbox's processes and the interpreter), for /proc readings."""
         return descendants(self.process.pid) if self.process is not None else []
 
-    def init(self) -> None:
-        """Set the process up (device, flush buffer, cover, guard) before the solution is imported."""
-        reply, _ = self.request(
-            {"op": "init", "solution": str(Path(self.solution).resolve()), "device": str(self.device_in_process)}
-        )
+    def init(self, inputs_source: str | None = None) -> None:
+        """Set the process up (device, flush buffer, cover, guard) before the solution is imported;
+        `inputs_source`: the task's inputs.py, with which the process makes timed calls' inputs (`generate`)."""
+        solution = str(Path(self.solution).resolve())
+        message: dict[str, Any] = {"op": "init", "solution": solution, "device": str(self.device_in_process)}
+        if inputs_source is not None:
+            message["inputs_source"] = inputs_source
+        reply, _ = self.request(message)
         self._parse(OkReply, reply)
 
     def load(self) -> list[Violation]:
@@ -220,6 +223,34 @@ class RemoteSolution:
             [tensors[n] for n in names],
         )
         self._parse(OkReply, reply)
+
+    def generate(
+        self,
+        slot: int,
+        seed: int,
+        axes: dict[str, int],
+        names: list[str],
+        scalar_names: list[str],
+        state: list[str],
+        *,
+        refill: bool = False,
+        timed: bool = False,
+        scale: float | None = None,
+    ) -> None:
+        """A slot's inputs made in the process by the task's make_inputs from `seed` (as `put` stores them;
+        `scale`: floating inputs of 16 bits or more multiplied by it)."""
+        message = {"op": "generate", "slot": slot, "seed": seed, "axes": axes, "names": names, "scalar_names": scalar_names}
+        message.update({"state": state, "refill": refill, "timed": timed, "scale": scale})
+        reply, _ = self.request(message)
+        self._parse(OkReply, reply)
+
+    def inputs(self, slot: int, names: list[str]) -> list[torch.Tensor]:
+        """The slot's tensor inputs as they are in the process now (private copies here)."""
+        reply, tensors = self.request({"op": "inputs", "slot": slot, "names": names})
+        self._parse(OkReply, reply)
+        if len(tensors) != len(names):
+            raise self._protocol_violation("wrong number of tensors")
+        return tensors
 
     def call(
         self,

@@ -127,6 +127,7 @@ def evaluate(
     reference_cache: Path | None = None,
     on_workload: Callable[[WorkloadResult], None] | None = None,
     pool: CheckerPool | None = None,
+    seeded_inputs: bool | None = None,
 ) -> EvalReport:
     """Evaluate solution on task in a fresh checker process. Bad arguments raise UsageError.
 
@@ -137,6 +138,8 @@ def evaluate(
     `on_workload`: called (from a reader thread) with each workload's result as soon as the checker has
     judged it, before the evaluation ends (on a GPU the reference's timing, made at the end, comes later).
     `pool`: fork the checker from a warm zygote (host/checker_pool.py) instead of starting an interpreter.
+    `seeded_inputs`: whether the solution process makes trials' inputs from their seeds (None: on a GPU;
+    checker/correctness.py `deliver`); True on the CPU for tests of that path only.
     """
     device = resolve_device(device)
     solution = Path(solution).resolve()
@@ -166,6 +169,7 @@ def evaluate(
             timeout_s=timeout,
             hidden=hidden_paths(task, [Path(scratch), *(hide or [])]),
             static_policy=static_policy,
+            seeded_inputs=seeded_inputs,
             reference_timings=cache.fresh(task) if cache is not None else [],
         )
         # The request (with the secret) goes in through stdin and the report comes back through a pipe:
@@ -211,9 +215,9 @@ def _start_checker(device: str, scratch: str, result_write: int, pool: CheckerPo
     """The checker process: forked by the pool's zygote when there is a pool that can, else a fresh
     interpreter; either way in its own session, in `scratch`, with the checker's environment and limits."""
     env = worker_env(device)
-    # CPU evaluations only for now: a forked checker must initialise CUDA itself, and whether anything the
-    # zygote imports touches the driver first is not yet verified on a GPU machine
-    if pool is not None and device == "cpu":
+    # A forked checker initialises CUDA itself: the zygote never touches the driver (it refuses to fork
+    # once CUDA is initialised), verified on an H200 (docs/performance.md, issue 28)
+    if pool is not None:
         try:
             return pool.start(env, scratch, result_write, CPU_ADDRESS_LIMIT if device == "cpu" else None)
         except PoolUnavailable:

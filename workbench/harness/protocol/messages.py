@@ -39,6 +39,9 @@ class EvalRequest(BaseModel):
     timeout_s: float = 900.0
     hidden: list[str] = []  # paths the solution process must not see (tasks, guidance, sessions, scratch)
     static_policy: bool = True  # False only in tests of the layers behind it (sandbox, checker)
+    # inputs made in the solution process from each trial's seed (checker/correctness.py `deliver`);
+    # None: on a GPU only (True on the CPU in tests of that path)
+    seeded_inputs: bool | None = None
     reference_timings: list[ReferenceTiming] = []  # fresh earlier timings of this task's reference to reuse
 
 

@@ -89,6 +89,9 @@ class WorkloadResult(BaseModel):
     phases: dict[str, float] = {}  # seconds spent per phase (see PHASES)
     # seconds per activity across the phases (see ACTIVITIES): what the checker waited on
     breakdown: dict[str, float] = {}
+    # the solution process made this workload's inputs from each trial's seed (after its first ones matched
+    # the checker's bit for bit) instead of receiving them: every verdict still uses the checker's own
+    inputs_made_there: bool = False
 
     @property
     def latency_ms(self) -> float | None:

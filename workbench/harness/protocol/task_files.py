@@ -22,3 +22,17 @@ def import_file(path: Path, module_name: str) -> ModuleType:
         sys.modules.pop(module_name, None)
         raise
     return module
+
+
+def module_from_source(source: str, module_name: str, filename: str) -> ModuleType:
+    """Run a task file's source (sent over the channel: the sandbox hides the task's folder) as a fresh
+    module named module_name. Only the harness calls it, with the text of a file of the task it evaluates."""
+    module = ModuleType(module_name)
+    module.__file__ = filename
+    sys.modules[module_name] = module
+    try:
+        exec(compile(source, filename, "exec"), module.__dict__)  # the task's own file, never the solution's
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module

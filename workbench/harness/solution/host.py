@@ -1,9 +1,13 @@
 """The untrusted solution process: imports solution.py and calls `run` when the checker asks.
 
 Started by the checker inside the sandbox (`python -I -m workbench.harness.solution.host FD`, FD one end
-of the message channel). It never sees seeds, the per-evaluation secret, reference outputs, the task's
-files or where the verdict is written: it receives input tensors, calls `run` on private device copies
-of them, and hands back output tensors and the inputs as the call left them. Everything it says is
+of the message channel). It never sees the per-evaluation secret, a checked trial's seed, reference
+outputs, the task's folder or where the verdict is written: it receives input tensors, calls `run` on
+private device copies of them, and hands back output tensors and the inputs as the call left them. A
+timed call's new values it makes itself, with the task's public inputs.py (its text sent at `init`),
+from the seed the checker derives for that call and sends just before it (`generate`): the checker
+checks its sampled calls against inputs it makes from the same seed, so values made differently here
+only fail a check. Everything it says is
 treated as untrusted by the checker, which decides the verdict from the bytes it receives.
 
 Every call is made the same way, whatever the checker will do with it: outputs poisoned, L2 flushed
@@ -28,7 +32,7 @@ import torch
 from torch.autograd.profiler import profile as autograd_profile
 
 from workbench.harness.protocol.report import Violation
-from workbench.harness.protocol.task_files import import_file
+from workbench.harness.protocol.task_files import import_file, module_from_source
 from workbench.harness.solution.guard import ALLOWED_OPS, CallRecord, Guard, compare_snapshots, snapshot
 from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper
 from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed
@@ -112,6 +116,7 @@ class Host:
         self.sleeper: Sleeper | None = None
         self.baseline: dict[str, object] = {}
         self.solution_file = ""
+        self.inputs_module: ModuleType | None = None  # the task's inputs.py, for `generate`
 
     # -- messages ------------------------------------------------------------------------------
     def serve(self) -> None:
@@ -119,6 +124,8 @@ class Host:
             "init": self.init,
             "load": self.load,
             "put": self.put,
+            "generate": self.generate,
+            "inputs": self.inputs,
             "call": self.call,
             "fetch": self.fetch,
             "capture": self.capture,
@@ -166,6 +173,8 @@ class Host:
 
             interpreter_fix.install()
         self.solution_file = str(Path(message["solution"]).resolve())
+        if message.get("inputs_source") is not None:  # before any solution code runs
+            self.inputs_module = module_from_source(str(message["inputs_source"]), "_d2k_task_inputs", "inputs.py")
         self.baseline = snapshot()
         self.guard = Guard(Path(self.solution_file), self.baseline)
         self.channel.send({"ok": True})
@@ -194,28 +203,84 @@ class Host:
 
     def put(self, message: dict[str, Any], tensors: list[torch.Tensor]) -> None:
         """Inputs of one slot: new tensors, or new values written into the slot's buffers (refill)."""
-        slot = int(message["slot"])
         names: list[str] = message["names"]
+        if len(names) != len(tensors):
+            raise ValueError("one tensor per name")
+        self._store(message, dict(zip(names, tensors, strict=True)), dict(message.get("scalars", {})))
+        self.channel.send({"ok": True})
+
+    def generate(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """A slot's inputs made here by the task's make_inputs from the seed the checker sends (nothing
+        crosses the channel), as `put` would store them: new tensors, or new values written into the slot's
+        buffers (refill); floating inputs of 16 bits or more multiplied by `scale` where one is given (the
+        checker's scaled trial). A value of another shape or dtype than the slot's buffer is an error."""
+        if self.inputs_module is None:
+            self.channel.send({"ok": False, "status": "runtime_error", "message": "generate before init gave the task's inputs"})
+            return
+        names: list[str] = message["names"]
+        try:
+            made = self.inputs_module.make_inputs(dict(message["axes"]), int(message["seed"]), self.device)
+        except Exception as exc:
+            status, text = describe_exception(exc, self.solution_file)
+            self.channel.send({"ok": False, "status": status, "message": "making a trial's inputs: " + text})
+            return
+        wanted = [*names, *message.get("scalar_names", [])]
+        if not all(n in made for n in wanted) or not all(isinstance(made[n], torch.Tensor) for n in names):
+            self.channel.send({"ok": False, "status": "runtime_error", "message": "the made inputs do not match the request"})
+            return
+        scale = message.get("scale")
+        scalars = {n: made[n] for n in wanted if n not in names}
+        tensors: dict[str, torch.Tensor] = {}
+        for name in names:
+            value = made[name].clone(memory_format=torch.contiguous_format)  # a storage of its own, as `put` gives
+            if scale is not None and value.is_floating_point() and value.element_size() >= 2:
+                value.mul_(float(scale))
+            tensors[name] = value
+        del made
+        try:
+            self._store(message, tensors, scalars)
+        except ValueError as exc:
+            self.channel.send({"ok": False, "status": "runtime_error", "message": str(exc)})
+            return
+        self.channel.send({"ok": True})
+
+    def _store(self, message: dict[str, Any], tensors: dict[str, torch.Tensor], scalars: dict[str, Any]) -> None:
+        """Keep a slot's inputs: new tensors, or (refill) their values written into the slot's buffers,
+        which keep their addresses (a graph captured on the slot reads them). A copy of each is kept to
+        compare after an untimed call (input mutation)."""
+        slot = int(message["slot"])
         self.state_names = set(message.get("state", []))
         current = self.slots.get(slot)
         refill = bool(message.get("refill")) and current is not None
-        values: dict[str, Any] = dict(message.get("scalars", {}))
-        for name, t in zip(names, tensors, strict=True):
+        values: dict[str, Any] = dict(scalars)
+        for name, t in tensors.items():
             if refill and current is not None:
-                current[name].copy_(t)
-                values[name] = current[name]
+                buffer = current.get(name)
+                if not isinstance(buffer, torch.Tensor) or buffer.shape != t.shape or buffer.dtype != t.dtype:
+                    raise ValueError(f"input {name!r} does not fit the slot's buffer")
+                buffer.copy_(t)
+                values[name] = buffer
             else:
                 values[name] = t
         self.slots[slot] = values
         if message.get("timed"):  # a timed call's inputs are not compared after it: no copy to keep
             self.pristine.pop(slot, None)
         else:
-            self.pristine[slot] = {name: values[name].clone() for name in names}
+            self.pristine[slot] = {name: values[name].clone() for name in tensors}
         if not refill:  # a graph keeps reading the slot's buffers: refilled values reach it
             self.graphs.pop(slot, None)
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-        self.channel.send({"ok": True})
+
+    def inputs(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """A slot's tensor inputs as they are now, in the order of `names` (the checker compares the
+        values `generate` made with its own once per workload)."""
+        current = self.slots.get(int(message["slot"]), {})
+        names: list[str] = message["names"]
+        if not all(isinstance(current.get(n), torch.Tensor) for n in names):
+            self.channel.send({"ok": False, "status": "runtime_error", "message": "no such slot inputs"})
+            return
+        self.channel.send({"ok": True}, [current[n] for n in names])
 
     def _prealloc(self, specs: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         outs = {}

@@ -7,7 +7,8 @@ where a GPU copies it, page-locked once (cudaHostRegister) so copies run by DMA 
 names each tensor's dtype, shape and offset. Only plain bytes cross: the sender copies each tensor into
 its arena, the receiver copies the bytes into memory of its own (on its device) before it answers, so
 what the other side does to the arena afterwards changes nothing, and nothing but a plain tensor of the
-stated dtype and shape can come out. No file path, seed or Python object crosses.
+stated dtype and shape can come out. No file path, secret or Python object crosses (a timed call's
+seed does, just before the call: solution/host.py).
 
 The protocol is strictly request-reply, so a sender never rewrites its arena while the other side is
 still reading it.

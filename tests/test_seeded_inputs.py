@@ -1,0 +1,201 @@
+"""Trials' inputs made in the solution process from the checker's seeds (issue 28): the solution host's
+`generate` stores the task's make_inputs values in a slot as `put` would, bit for bit what the checker
+makes from the same seed; anything else is refused. End to end (CPU, with the GPU's default switched on):
+the checker compares the first made values with its own and falls back to sending where they differ, and a
+process that makes other values than asked fails the checks."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from pooled_evaluate import evaluate
+
+from tests.redteam.test_redteam import build
+from workbench.catalog import Catalog
+from workbench.catalog.loader import load_task
+from workbench.catalog.task import TensorArg
+from workbench.harness.checker.compare import same_bits
+from workbench.harness.checker.correctness import trial_seed
+from workbench.harness.protocol.task_files import import_file
+from workbench.harness.solution.host import Host
+from workbench.harness.solution.transport import Channel
+
+REPO = Path(__file__).resolve().parent.parent
+TASKS = sorted(p.name for p in (REPO / "tasks").iterdir() if (p / "task.toml").exists())
+SOLUTION = REPO / "tests" / "solutions" / "muon_naive.py"
+
+
+class Checker:
+    """The checker's end of a channel to a solution host served in a thread of this process."""
+
+    def __init__(self) -> None:
+        self.channel, theirs = Channel.pair()
+        self.host = Host(Channel(theirs))
+        self.thread = threading.Thread(target=self.host.serve, daemon=True)
+        self.thread.start()
+
+    def ask(self, message: dict[str, Any]) -> tuple[dict[str, Any], list[torch.Tensor]]:
+        self.channel.send(message, [])
+        return self.channel.recv(timeout=60)
+
+    def close(self) -> None:
+        self.channel.send({"op": "exit"})
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def checker() -> Iterator[Checker]:
+    c = Checker()
+    yield c
+    c.close()
+
+
+class Case:
+    """A task's smoke workload, its input names and its make_inputs as the checker imports it."""
+
+    def __init__(self, task_id: str, workload: int = 0) -> None:
+        self.task = load_task(REPO / "tasks" / task_id)
+        self.make_inputs = import_file(self.task.file("inputs.py"), f"_inputs_{task_id}").make_inputs
+        self.workload = self.task.spec.smoke_workloads[workload]
+        inputs = self.task.spec.signature.inputs
+        self.names = [a.name for a in inputs if isinstance(a, TensorArg)]
+        self.scalars = [a.name for a in inputs if not isinstance(a, TensorArg)]
+
+    def init(self, checker: Checker, with_source: bool = True) -> None:
+        message: dict[str, Any] = {"op": "init", "solution": str(SOLUTION), "device": "cpu"}
+        if with_source:
+            message["inputs_source"] = self.task.file("inputs.py").read_text()
+        assert checker.ask(message)[0]["ok"] is True
+
+    def generate(self, checker: Checker, seed: int, **extra: Any) -> dict[str, Any]:
+        message = {"op": "generate", "slot": 0, "seed": seed, "axes": dict(self.workload.axes), "names": self.names}
+        message.update({"scalar_names": self.scalars, "state": [], **extra})
+        return checker.ask(message)[0]
+
+    def theirs(self, checker: Checker) -> list[torch.Tensor]:
+        reply, tensors = checker.ask({"op": "inputs", "slot": 0, "names": self.names})
+        assert reply["ok"] is True
+        return tensors
+
+    def same(self, theirs: list[torch.Tensor], ours: dict[str, Any]) -> bool:
+        return all(same_bits(t, ours[n]) for n, t in zip(self.names, theirs, strict=True))
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_made_inputs_are_the_checkers_bit_for_bit(checker: Checker, task_id: str) -> None:
+    case = Case(task_id)
+    case.init(checker)
+    seed = trial_seed(1234, case.workload.name, 3)
+    assert case.generate(checker, seed)["ok"] is True
+    ours = case.make_inputs(case.workload.axes, seed, "cpu")
+    assert case.same(case.theirs(checker), ours)
+    slot = checker.host.slots[0]
+    assert all(slot[n] == ours[n] for n in case.scalars)  # scalars as make_inputs gave them
+    assert all(slot[n].is_contiguous() for n in case.names)  # as `put` stores them
+    # and a later seed gives new values, written into the same buffers on refill
+    before = [slot[n].data_ptr() for n in case.names]
+    assert case.generate(checker, seed + 1, refill=True, timed=True)["ok"] is True
+    theirs = case.theirs(checker)
+    assert case.same(theirs, case.make_inputs(case.workload.axes, seed + 1, "cpu"))
+    assert not case.same(theirs, ours)
+    assert [checker.host.slots[0][n].data_ptr() for n in case.names] == before
+
+
+def test_made_inputs_are_scaled_as_the_checker_scales_them(checker: Checker) -> None:
+    case = Case("add_rmsnorm_fp8_quant")
+    case.init(checker)
+    assert case.generate(checker, 7, scale=1000.0)["ok"] is True
+    ours = case.make_inputs(case.workload.axes, 7, "cpu")
+    for arg in case.task.spec.signature.inputs:  # the checker's `scaled`: floats of 16 bits or more
+        value = ours[arg.name]
+        if isinstance(arg, TensorArg) and value.is_floating_point() and value.element_size() >= 2:
+            value.mul_(1000.0)
+    assert case.same(case.theirs(checker), ours)
+
+
+def test_an_untimed_slot_keeps_a_pristine_copy_and_a_timed_one_none(checker: Checker) -> None:
+    """The input-mutation check compares an untimed call's inputs with a copy taken when they were stored."""
+    case = Case("muon_orthogonalize")
+    case.init(checker)
+    assert case.generate(checker, 5)["ok"] is True
+    assert same_bits(checker.host.pristine[0]["G"], checker.host.slots[0]["G"])
+    assert case.generate(checker, 6, refill=True, timed=True)["ok"] is True
+    assert 0 not in checker.host.pristine
+
+
+def test_generate_without_the_tasks_inputs_is_refused(checker: Checker) -> None:
+    case = Case("muon_orthogonalize")
+    case.init(checker, with_source=False)
+    reply = case.generate(checker, 5)
+    assert reply["ok"] is False and "before init" in reply["message"]
+
+
+def test_made_inputs_of_another_shape_than_the_slots_are_refused(checker: Checker) -> None:
+    """A refill whose axes make another shape than the slot's buffers (a checker's bug, or a tampered request)."""
+    small, large = Case("muon_orthogonalize", 0), Case("muon_orthogonalize", 1)
+    small.init(checker)
+    assert small.generate(checker, 5)["ok"] is True
+    reply = large.generate(checker, 5, refill=True)
+    assert reply["ok"] is False and "does not fit" in reply["message"]
+
+
+def test_a_failing_generator_is_reported_not_raised(checker: Checker) -> None:
+    case = Case("muon_orthogonalize")
+    case.init(checker)
+    message = {"op": "generate", "slot": 0, "seed": 5, "axes": {"B": 1, "M": 9, "N": 3}, "names": ["G"], "scalar_names": []}
+    reply = checker.ask(message)[0]
+    assert reply["ok"] is False and "making a trial's inputs" in reply["message"]
+
+
+def test_same_bits_tells_signed_zeros_and_nans_apart() -> None:
+    a = torch.tensor([0.0, float("nan"), 1.0])
+    assert same_bits(a, a.clone())
+    assert not same_bits(a, torch.tensor([-0.0, float("nan"), 1.0]))
+    assert not same_bits(a, a.to(torch.float64))
+    assert not same_bits(a, a[:2])
+
+
+# -- end to end on the CPU (the GPU's default switched on) ---------------------------------------------------
+@pytest.mark.slow
+def test_an_honest_solution_passes_on_inputs_made_in_its_process(tiny_tasks: Path) -> None:
+    task = Catalog(tiny_tasks, REPO / "guidance").task("muon_orthogonalize")
+    report = evaluate(task, SOLUTION, "cpu", seeded_inputs=True)
+    assert report.status == "passed", report.message
+    assert all(w.inputs_made_there for w in report.workloads)
+
+
+@pytest.mark.slow
+def test_a_generator_not_deterministic_across_processes_falls_back_to_sending(tmp_path: Path, tiny_tasks: Path) -> None:
+    """Honest solutions never pay for a task whose make_inputs differs between processes: the first made
+    values differ from the checker's, and the workload's inputs are sent instead."""
+    root = tmp_path / "tasks"
+    shutil.copytree(tiny_tasks, root)
+    inputs = root / "muon_orthogonalize" / "inputs.py"
+    end = '    return {"G": G.to(torch.bfloat16).contiguous(), "steps": STEPS}'
+    differs = '    G[0, 0, 0] += 1.0 if "workbench.harness.checker.process" in __import__("sys").modules else 2.0\n'
+    text = inputs.read_text().replace(end, differs + end)  # one value the checker's process makes otherwise
+    assert text != inputs.read_text()
+    inputs.write_text(text)
+    task = Catalog(root, REPO / "guidance").task("muon_orthogonalize")
+    report = evaluate(task, SOLUTION, "cpu", seeded_inputs=True)
+    assert report.status == "passed", report.message
+    assert not any(w.inputs_made_there for w in report.workloads)
+
+
+@pytest.mark.slow
+def test_a_process_that_makes_other_inputs_than_asked_fails(tmp_path: Path, tiny_tasks: Path) -> None:
+    """Past the static policy, the solution swaps the host's `generate` for one that leaves the slot's old
+    values in place after the first (compared) delivery, and answers those: the checks, made against the
+    checker's own inputs of each trial, fail."""
+    task = Catalog(tiny_tasks, REPO / "guidance").task("muon_orthogonalize")
+    cheat = build("stale_generated_inputs", tmp_path, folder="round3_cheats")
+    text = cheat.read_text().replace("_ONLY_TIMED = True", "_ONLY_TIMED = False")
+    cheat.write_text(text)
+    report = evaluate(task, cheat, "cpu", seeded_inputs=True, static_policy=False)
+    assert report.status == "incorrect_numerical", f"{report.status}: {report.message}"
