@@ -20,11 +20,10 @@ from tests.redteam.test_redteam import build
 from workbench.catalog import Catalog
 from workbench.catalog.loader import load_task
 from workbench.catalog.task import TensorArg
-from workbench.harness.checker.compare import same_bits
 from workbench.harness.checker.correctness import trial_seed
 from workbench.harness.protocol.task_files import import_file
 from workbench.harness.solution.host import Host
-from workbench.harness.solution.transport import Channel
+from workbench.harness.solution.transport import Channel, digest
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = sorted(p.name for p in (REPO / "tasks").iterdir() if (p / "task.toml").exists())
@@ -78,13 +77,15 @@ class Case:
         message.update({"scalar_names": self.scalars, "state": [], **extra})
         return checker.ask(message)[0]
 
-    def theirs(self, checker: Checker) -> list[torch.Tensor]:
-        reply, tensors = checker.ask({"op": "inputs", "slot": 0, "names": self.names})
+    def theirs(self, checker: Checker) -> list[int]:
+        """The slot's digests as the process reports them, and checked against its tensors here."""
+        reply, _ = checker.ask({"op": "digests", "slot": 0, "names": self.names})
         assert reply["ok"] is True
-        return tensors
+        assert reply["digests"] == [digest(checker.host.slots[0][n]) for n in self.names]
+        return list(reply["digests"])
 
-    def same(self, theirs: list[torch.Tensor], ours: dict[str, Any]) -> bool:
-        return all(same_bits(t, ours[n]) for n, t in zip(self.names, theirs, strict=True))
+    def same(self, theirs: list[int], ours: dict[str, Any]) -> bool:
+        return theirs == [digest(ours[n]) for n in self.names]
 
 
 @pytest.mark.parametrize("task_id", TASKS)
@@ -96,6 +97,7 @@ def test_made_inputs_are_the_checkers_bit_for_bit(checker: Checker, task_id: str
     ours = case.make_inputs(case.workload.axes, seed, "cpu")
     assert case.same(case.theirs(checker), ours)
     slot = checker.host.slots[0]
+    assert all(torch.equal(slot[n], ours[n]) for n in case.names)
     assert all(slot[n] == ours[n] for n in case.scalars)  # scalars as make_inputs gave them
     assert all(slot[n].is_contiguous() for n in case.names)  # as `put` stores them
     # and a later seed gives new values, written into the same buffers on refill
@@ -124,7 +126,7 @@ def test_an_untimed_slot_keeps_a_pristine_copy_and_a_timed_one_none(checker: Che
     case = Case("muon_orthogonalize")
     case.init(checker)
     assert case.generate(checker, 5)["ok"] is True
-    assert same_bits(checker.host.pristine[0]["G"], checker.host.slots[0]["G"])
+    assert torch.equal(checker.host.pristine[0]["G"], checker.host.slots[0]["G"])
     assert case.generate(checker, 6, refill=True, timed=True)["ok"] is True
     assert 0 not in checker.host.pristine
 
@@ -153,12 +155,23 @@ def test_a_failing_generator_is_reported_not_raised(checker: Checker) -> None:
     assert reply["ok"] is False and "making a trial's inputs" in reply["message"]
 
 
-def test_same_bits_tells_signed_zeros_and_nans_apart() -> None:
-    a = torch.tensor([0.0, float("nan"), 1.0])
-    assert same_bits(a, a.clone())
-    assert not same_bits(a, torch.tensor([-0.0, float("nan"), 1.0]))
-    assert not same_bits(a, a.to(torch.float64))
-    assert not same_bits(a, a[:2])
+def test_digest_tells_bits_and_positions_apart() -> None:
+    a = torch.tensor([0.0, float("nan"), 1.0, 2.0])
+    assert digest(a) == digest(a.clone())
+    assert digest(a) != digest(torch.tensor([-0.0, float("nan"), 1.0, 2.0]))  # signed zeros
+    assert digest(a) != digest(torch.tensor([0.0, float("nan"), 2.0, 1.0]))  # the same values elsewhere
+    assert digest(a) != digest(a[:3])
+    odd = torch.arange(7, dtype=torch.uint8)  # a size that is no multiple of 4 bytes
+    assert digest(odd) != digest(odd.flip(0))
+
+
+def test_digest_is_the_same_in_any_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Integer sums modulo 2^64: the figure does not depend on how the work is split (nor on a device's
+    reduction order), so both processes get it whatever they run on."""
+    t = torch.randn(1000, generator=torch.Generator().manual_seed(3)).to(torch.bfloat16)
+    whole = digest(t)
+    monkeypatch.setattr("workbench.harness.solution.transport.DIGEST_CHUNK", 7)
+    assert digest(t) == whole
 
 
 # -- end to end on the CPU (the GPU's default switched on) ---------------------------------------------------

@@ -82,13 +82,3 @@ def compare(out: torch.Tensor, oracle: torch.Tensor, tol: CompareRule, reference
                 f"(first at {list(index)}: got {float(o[index]):.6g}, expected {float(e[index]):.6g})"
             )
     return Comparison(not problems, max_abs, worst_rel, bound_at_worst, "; ".join(problems))
-
-
-def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Bit-for-bit equality of two tensors (NaN equals the same NaN, -0 differs from +0)."""
-    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
-        return False
-    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(a.element_size())
-    if width is None:  # complex128 and the like: compare as bytes
-        return bool(torch.equal(a.contiguous().view(-1).view(torch.uint8), b.contiguous().view(-1).view(torch.uint8)))
-    return bool(torch.equal(a.detach().contiguous().view(width), b.detach().contiguous().view(width)))

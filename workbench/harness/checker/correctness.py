@@ -19,10 +19,11 @@ from typing import Any
 import torch
 
 from workbench.catalog.task import ScalarArg, Task, TensorArg, Workload
-from workbench.harness.checker.compare import compare, same_bits
+from workbench.harness.checker.compare import compare
 from workbench.harness.checker.remote import CallReply, RemoteSolution, SolutionFailure
 from workbench.harness.protocol.replies import OutputDescription
 from workbench.harness.protocol.report import Status, Violation
+from workbench.harness.solution.transport import digest
 
 DTYPES: dict[str, torch.dtype] = {
     "float64": torch.float64,
@@ -74,8 +75,8 @@ def output_specs(task: Task, workload: Workload) -> list[dict[str, Any]]:
 
 
 def trial_seed(secret: int, workload: str, trial: int) -> int:
-    digest = hashlib.sha256(f"{secret}:{workload}:{trial}".encode()).digest()
-    return int.from_bytes(digest[:8], "little") & 0x7FFF_FFFF_FFFF_FFFF
+    hashed = hashlib.sha256(f"{secret}:{workload}:{trial}".encode()).digest()
+    return int.from_bytes(hashed[:8], "little") & 0x7FFF_FFFF_FFFF_FFFF
 
 
 class WorkloadChecker:
@@ -166,7 +167,7 @@ class WorkloadChecker:
     ) -> None:
         """Put a trial's inputs into a slot of the solution process: made there by the task's make_inputs
         from the trial's seed (`generate`: nothing crosses the channel) where `seeded` allows it and the
-        workload's first delivery showed the process makes them bit for bit as this one does; else sent.
+        workload's first delivery showed the process makes them as this one does (equal digests); else sent.
         `inputs`: this process's values of the trial (made here when needed and not given); `scale`: the
         scaled trial's factor (`inputs` then are the scaled values).
 
@@ -193,9 +194,8 @@ class WorkloadChecker:
             if inputs is None:
                 inputs = self.scaled(trial, scale) if scale is not None else self.fresh_inputs(trial)
             with self.spent("send"):
-                theirs = self.solution.inputs(slot, self.tensor_names)
-            self.confirmed = all(same_bits(t, inputs[n]) for n, t in zip(self.tensor_names, theirs, strict=True))
-            del theirs
+                theirs = self.solution.digests(slot, self.tensor_names)
+                self.confirmed = theirs == [digest(inputs[n]) for n in self.tensor_names]
             if self.confirmed:
                 return
         if inputs is None:

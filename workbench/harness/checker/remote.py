@@ -24,6 +24,7 @@ from workbench.harness.checker.launch import Launched, launch
 from workbench.harness.host import sandbox
 from workbench.harness.protocol.replies import (
     CallReplyModel,
+    DigestsReply,
     ErrorReply,
     OkReply,
     OutputDescription,
@@ -244,13 +245,14 @@ class RemoteSolution:
         reply, _ = self.request(message)
         self._parse(OkReply, reply)
 
-    def inputs(self, slot: int, names: list[str]) -> list[torch.Tensor]:
-        """The slot's tensor inputs as they are in the process now (private copies here)."""
-        reply, tensors = self.request({"op": "inputs", "slot": slot, "names": names})
-        self._parse(OkReply, reply)
-        if len(tensors) != len(names):
-            raise self._protocol_violation("wrong number of tensors")
-        return tensors
+    def digests(self, slot: int, names: list[str]) -> list[int]:
+        """The process's `digest` of each of the slot's tensor inputs (its word: only ever compared with
+        this process's own digests, to detect a generator that differs between processes)."""
+        reply, _ = self.request({"op": "digests", "slot": slot, "names": names})
+        parsed: DigestsReply = self._parse(DigestsReply, reply)
+        if len(parsed.digests) != len(names):
+            raise self._protocol_violation("wrong number of digests")
+        return list(parsed.digests)
 
     def call(
         self,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from workbench.harness.protocol.report import Violation
 
@@ -46,6 +46,12 @@ class ErrorReply(_Reply):
 
 class OkReply(_Reply):
     ok: Literal[True]
+
+
+class DigestsReply(OkReply):
+    """`digests`: one 64-bit digest per tensor input asked for (transport.digest)."""
+
+    digests: list[StrictInt]
 
 
 class ViolationsReply(OkReply):

@@ -35,7 +35,7 @@ from workbench.harness.protocol.report import Violation
 from workbench.harness.protocol.task_files import import_file, module_from_source
 from workbench.harness.solution.guard import ALLOWED_OPS, CallRecord, Guard, compare_snapshots, snapshot
 from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper
-from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed
+from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed, digest
 
 PERF_COUNTER = time.perf_counter  # taken before any solution code runs
 MAX_COVER_MS = CoverPlan().max_ms  # a longer cover is a malformed request
@@ -125,7 +125,7 @@ class Host:
             "load": self.load,
             "put": self.put,
             "generate": self.generate,
-            "inputs": self.inputs,
+            "digests": self.digests,
             "call": self.call,
             "fetch": self.fetch,
             "capture": self.capture,
@@ -272,15 +272,15 @@ class Host:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
-    def inputs(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
-        """A slot's tensor inputs as they are now, in the order of `names` (the checker compares the
-        values `generate` made with its own once per workload)."""
+    def digests(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
+        """The `digest` of each of a slot's tensor inputs as they are now, in the order of `names`: the
+        checker compares the first values `generate` made for a workload with its own."""
         current = self.slots.get(int(message["slot"]), {})
         names: list[str] = message["names"]
         if not all(isinstance(current.get(n), torch.Tensor) for n in names):
             self.channel.send({"ok": False, "status": "runtime_error", "message": "no such slot inputs"})
             return
-        self.channel.send({"ok": True}, [current[n] for n in names])
+        self.channel.send({"ok": True, "digests": [digest(current[n]) for n in names]})
 
     def _prealloc(self, specs: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         outs = {}
