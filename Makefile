@@ -8,8 +8,9 @@ PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
-PYTEST_WORKERS ?= auto  # pytest-xdist: one worker per core (tests wait on subprocesses and evaluations); a worker
-# that runs out of tests takes some of another's (worksteal): a long test near the end no longer runs alone
+PYTEST_WORKERS ?= 4  # pytest-xdist workers: a worker mostly waits on the evaluations and processes its tests start,
+# so two per core keep a 2-core machine busy (docs/performance.md: 9:28 beside another job, against 10:46-11:59 with
+# one per core); a worker that runs out of tests takes some of another's (worksteal)
 
 .PHONY: start test install clean
 
