@@ -482,3 +482,33 @@ def test_a_replay_keeps_the_recorded_guidance_and_refuses_another(root: Path) ->
     assert made.exit_code == 0, made.output
     made_id = json.loads(made.stdout)["id"]
     assert json.loads(run(root, "show", made_id, "--json").stdout)["guidance"] == "L1+L2"
+
+
+# ---- root folders given before the subcommand (issue 30, item 2) ----------------------------------------------
+
+
+def test_a_sessions_dir_before_the_subcommand_reaches_it(
+    root: Path, finished: SessionRef, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("D2K_SESSIONS_DIR", str(root.parent / "elsewhere"))  # the flag wins over the environment
+    result = cli.invoke(app, ["--sessions-dir", str(root), "session", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    assert finished.id in {row["id"] for row in json.loads(result.stdout)}
+    shown = cli.invoke(app, ["--sessions-dir", str(root), "session", "show", finished.id])
+    assert shown.exit_code == 0 and finished.id in shown.stdout
+    # the subcommand's own option still wins over the one before it
+    own = cli.invoke(
+        app, ["--sessions-dir", str(root.parent / "nothing"), "session", "list", "--json", "--sessions-dir", str(root)]
+    )
+    assert finished.id in {row["id"] for row in json.loads(own.stdout)}
+    # and without a flag the environment variable is the root
+    monkeypatch.setenv("D2K_SESSIONS_DIR", str(root))
+    from_env = cli.invoke(app, ["session", "list", "--json"])
+    assert finished.id in {row["id"] for row in json.loads(from_env.stdout)}
+
+
+def test_a_tasks_dir_before_the_subcommand_reaches_it(tmp_path: Path) -> None:
+    missing = cli.invoke(app, ["--tasks-dir", str(tmp_path / "none"), "tasks"])
+    assert missing.exit_code == 2 and "tasks folder not found" in missing.output
+    guidance = cli.invoke(app, ["--guidance-dir", str(tmp_path / "none"), "guidance", "muon_orthogonalize"])
+    assert guidance.exit_code == 2, guidance.output

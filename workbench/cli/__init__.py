@@ -8,11 +8,21 @@ from workbench.cli.agent_cmds import design_cmd, run_cmd
 from workbench.cli.bench_cmd import bench_app
 from workbench.cli.campaign_cmds import campaign_app
 from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
-from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, reflow_help, stdout, user_errors
+from workbench.cli.common import (
+    GuidanceDir,
+    SessionsDir,
+    TasksDir,
+    catalog,
+    fail,
+    pass_roots_down,
+    reflow_help,
+    stdout,
+    user_errors,
+)
 from workbench.cli.eval_cmd import eval_cmd
 from workbench.cli.judge_cmds import judge_app, review_cmd
 from workbench.cli.report_cmd import report
-from workbench.cli.session_cmds import SessionsDir, replay_cmd, session_app
+from workbench.cli.session_cmds import replay_cmd, session_app
 
 app = typer.Typer(
     name="d2k-workbench",
@@ -42,6 +52,7 @@ def root(
 ) -> None:
     """With no command: open the workbench (the Textual app); `--help` lists the commands."""
     if ctx.invoked_subcommand is not None:
+        pass_roots_down(ctx)
         return
     with user_errors():
         catalog(tasks_dir, guidance_dir).task_ids()  # a missing tasks folder is an error before the screen opens

@@ -13,6 +13,7 @@ from workbench.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     GuidanceDir,
+    SessionsDir,
     TasksDir,
     catalog,
     fail,
@@ -20,7 +21,7 @@ from workbench.cli.common import (
     session_store,
     write_stdout,
 )
-from workbench.cli.session_cmds import DeviceOpt, SessionsDir, WorkloadOpt, resolve_device_option, run_session, session_errors
+from workbench.cli.session_cmds import DeviceOpt, WorkloadOpt, resolve_device_option, run_session, session_errors
 from workbench.session.config import DEFAULT_MAX_TURNS
 
 if TYPE_CHECKING:  # the agent and session packages are imported by the commands that run them

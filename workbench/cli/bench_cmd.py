@@ -11,7 +11,18 @@ import typer
 from rich.table import Table
 
 from workbench import paths
-from workbench.cli.common import EXIT_FAILED, EXIT_USAGE, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
+from workbench.cli.common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    GuidanceDir,
+    SessionsDir,
+    TasksDir,
+    catalog,
+    fail,
+    stderr,
+    stdout,
+    user_errors,
+)
 
 if TYPE_CHECKING:
     from workbench.catalog import Task
@@ -93,6 +104,7 @@ def bench_tasks(
     reports: Annotated[Path | None, typer.Option("--reports", help="Write each task's full report as JSON here.")] = None,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
+    sessions_dir: SessionsDir = None,
 ) -> None:
     """Evaluate each task's expert.py on its registered workloads (GPU): latency, what the checker's own
     clock saw of one call (the wall-clock cross-check), the reference's latency, speedup, achieved
@@ -119,7 +131,7 @@ def bench_tasks(
             task,
             task.file("expert.py"),
             device,
-            hide=[paths.sessions_root()],
+            hide=[paths.sessions_root(sessions_dir)],
             on_progress=lambda line: err.print(f"[dim]  {line}[/]"),
         )
         results.append((task, report))
@@ -182,6 +194,7 @@ def bench_eval(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON rows.")] = False,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
+    sessions_dir: SessionsDir = None,
 ) -> None:
     """Where an evaluation's time goes: each evaluation's wall time, its phases (start, first call,
     correctness, timing, reference timing, re-check, other) and what they were spent on (making inputs,
@@ -220,7 +233,13 @@ def bench_eval(
 
                 with user_errors():
                     report = evaluate(
-                        task, file, device, hide=[paths.sessions_root()], reference_cache=cache, on_progress=show, pool=pool
+                        task,
+                        file,
+                        device,
+                        hide=[paths.sessions_root(sessions_dir)],
+                        reference_cache=cache,
+                        on_progress=show,
+                        pool=pool,
                     )
                 wall = time.perf_counter() - started
                 if reports is not None:

@@ -34,6 +34,35 @@ GuidanceDir = Annotated[
     Path | None,
     typer.Option("--guidance-dir", help=f"Root of guidance folders (default: {paths.default_help('guidance')})."),
 ]
+SessionsDir = Annotated[
+    Path | None,
+    typer.Option("--sessions-dir", help=f"Root of session folders (default: {paths.default_help('sessions')})."),
+]
+ROOT_OPTIONS = ("tasks_dir", "guidance_dir", "sessions_dir")  # given before a subcommand, they reach it
+
+
+def pass_roots_down(ctx: typer.Context) -> None:
+    """Make the root folders given before the subcommand (`d2k-workbench --tasks-dir X tasks`, as the
+    top-level help shows them) the defaults of every subcommand that takes them. A subcommand's own
+    option still wins; the environment variables and the checkout's folders come after both."""
+    given = {
+        name: str(ctx.params[name])
+        for name in ROOT_OPTIONS
+        if ctx.params.get(name) is not None and getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
+    }
+    if given:
+        ctx.default_map = {**(ctx.default_map or {}), **_defaults_below(ctx.command, given)}
+
+
+def _defaults_below(command: object, given: dict[str, str]) -> dict[str, object]:
+    """A click default map giving `given` to every command under `command` that has such parameters."""
+    found: dict[str, object] = {}
+    for name, sub in (getattr(command, "commands", None) or {}).items():
+        below: dict[str, object] = {p.name: given[p.name] for p in getattr(sub, "params", []) if p.name in given}
+        below.update(_defaults_below(sub, given))
+        if below:
+            found[name] = below
+    return found
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from workbench import paths
-from workbench.cli.common import EXIT_FAILED, EXIT_OK, GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors
+from workbench.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    GuidanceDir,
+    SessionsDir,
+    TasksDir,
+    catalog,
+    fail,
+    stderr,
+    stdout,
+    user_errors,
+)
 
 if TYPE_CHECKING:
     from workbench.harness.protocol.report import EvalReport, WorkloadResult
@@ -117,6 +128,7 @@ def eval_cmd(
     ] = None,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
+    sessions_dir: SessionsDir = None,
 ) -> None:
     """Evaluate SOLUTION on TASK: correctness on every workload, policy, and on a GPU latency vs the reference.
 
@@ -128,7 +140,7 @@ def eval_cmd(
         live = not as_json and sys.stderr.isatty()
         show = (lambda line: err.print(f"[dim]{line}[/]", highlight=False)) if live else None
         judged = (lambda result: err.print(workload_line(result), highlight=False)) if live else None
-        hide = [paths.sessions_root()]  # with the task's catalogue (its tasks and guidance), which the task carries
+        hide = [paths.sessions_root(sessions_dir)]  # with the task's catalogue (its tasks and guidance), which the task carries
         report = evaluate(
             task, solution, device, workload or None, timeout, on_progress=show, timing=not no_timing, hide=hide,
             on_workload=judged,

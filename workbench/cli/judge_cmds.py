@@ -18,6 +18,7 @@ from workbench.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     GuidanceDir,
+    SessionsDir,
     TasksDir,
     catalog,
     fail,
@@ -26,7 +27,6 @@ from workbench.cli.common import (
     user_errors,
     write_stdout,
 )
-from workbench.cli.session_cmds import SessionsDir
 
 if TYPE_CHECKING:
     from workbench.judge.verdict import VerdictRecord

@@ -7,17 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from workbench.cli.common import TasksDir, catalog, session_store, stderr, stdout, user_errors, write_stdout
+from workbench.cli.common import SessionsDir, TasksDir, catalog, session_store, stderr, stdout, user_errors, write_stdout
 
 if TYPE_CHECKING:
     from workbench.session.store import SessionStore
 
 FORMATS = ("table", "md", "csv", "json")  # as workbench.scoring.tables.FORMATS (not imported: the CLI starts fast)
-
-SessionsDirOpt = Annotated[
-    Path | None,
-    typer.Option("--sessions-dir", envvar="D2K_SESSIONS_DIR", help="Root of session folders (default: ./sessions)."),
-]
 
 
 def report(
@@ -61,7 +56,7 @@ def report(
         bool, typer.Option("--examples", help="Count the shipped example sessions too (never mixed in otherwise).")
     ] = False,
     tasks_dir: TasksDir = None,
-    sessions_dir: SessionsDirOpt = None,
+    sessions_dir: SessionsDir = None,
 ) -> None:
     """The paper's tables from sessions: correctness and S_perf (Table 1), judge scores (2), speedup (4),
     fast_p (5), tokens and cost (6), the guidance ablation and S'perf over turns, per-workload speedup and

@@ -16,6 +16,7 @@ from workbench.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     GuidanceDir,
+    SessionsDir,
     TasksDir,
     catalog,
     fail,
@@ -37,10 +38,6 @@ if TYPE_CHECKING:  # the session package (GitPython, watchfiles) is imported by 
 
 session_app = typer.Typer(help="Create, run, list and inspect sessions (one attempt at one task).", no_args_is_help=True)
 
-SessionsDir = Annotated[
-    Path | None,
-    typer.Option("--sessions-dir", envvar="D2K_SESSIONS_DIR", help="Root of session folders (default: ./sessions)."),
-]
 DeviceOpt = Annotated[str, typer.Option("--device", help="cpu, cuda or cuda:N (default: cuda when present, else cpu).")]
 WorkloadOpt = Annotated[
     list[str] | None, typer.Option("--workload", help="Evaluate only this workload (repeatable; default: the harness's).")
@@ -538,7 +535,6 @@ def replay_cmd(
 
 __all__ = [
     "DeviceOpt",
-    "SessionsDir",
     "WorkloadOpt",
     "replay_cmd",
     "resolve_device_option",
