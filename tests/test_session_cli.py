@@ -512,3 +512,27 @@ def test_a_tasks_dir_before_the_subcommand_reaches_it(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "tasks folder not found" in missing.output
     guidance = cli.invoke(app, ["--guidance-dir", str(tmp_path / "none"), "guidance", "muon_orthogonalize"])
     assert guidance.exit_code == 2, guidance.output
+
+
+# ---- campaign sessions under the sessions root (issue 30, item 1) -------------------------------------------
+
+
+def test_a_campaigns_sessions_are_listed_shown_and_reported_with_the_root(root: Path, finished: SessionRef) -> None:
+    """The shipped campaign files keep their sessions in <root>/campaigns/<name>/: `session list`, `show`
+    and the default `report` see them, marked with the campaign's name."""
+    campaign = finished_session(root / "campaigns" / "paper-matrix", TASK, SOLUTIONS, report)
+    listed = run(root, "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert rows[campaign.id]["campaign"] == "paper-matrix" and rows[finished.id]["campaign"] is None
+    table = run(root, "list")
+    assert "(paper-matrix)" in table.stdout
+    shown = run(root, "show", campaign.id)
+    assert shown.exit_code == 0 and campaign.id in shown.stdout
+    reported = cli.invoke(app, ["report", "--sessions-dir", str(root), "--format", "json"])
+    assert reported.exit_code == 0, reported.output
+    assert campaign.id in reported.stdout and finished.id in reported.stdout
+    # the campaign's own records folder (.campaign-<name>) and stray files are not sessions
+    (root / "campaigns" / ".campaign-paper-matrix").mkdir()
+    (root / "campaigns" / "notes.txt").write_text("x")
+    assert {row["id"] for row in json.loads(run(root, "list", "--json").stdout)} == set(rows)

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Revision
 from workbench.session.state import SessionState
 from workbench.session.store import SessionView
+from workbench.session.testing import finished_session, timed_report
 from workbench.session.workspace import Workspace
 from workbench.tui.screens.session_view import SessionViewScreen
 from workbench.tui.screens.sessions import SessionsScreen
@@ -57,6 +58,30 @@ async def test_filter_sessions(make_app) -> None:  # type: ignore[no-untyped-def
         assert table.row_count == 1 and app.focused is table
         await pilot.press("slash", *EXAMPLE_ID.rsplit("-", 1)[1], "enter")
         assert table.row_count == 1 and app.focused is table
+
+
+@pytest.mark.asyncio
+async def test_a_campaigns_session_is_listed_with_its_campaign_and_found_by_its_name(make_app, context) -> None:  # type: ignore[no-untyped-def]
+    """Campaign sessions live under <root>/campaigns/<name>/ (issue 30, item 1): listed, named, openable."""
+    ref = finished_session(
+        context.sessions_dir / "campaigns" / "paper-matrix",
+        "muon_orthogonalize",
+        ["def run(G, steps):\n    return G\n"],
+        lambda rev: timed_report("muon_orthogonalize", {"w1": (1.0, 2.0 * rev)}, device="cpu", duration_s=0.5),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        table = app.screen.query_one("#session-table", DataTable)
+        assert table.row_count == 2
+        assert "paper-matrix" in str(table.get_row(ref.id)[0])
+        await pilot.press("slash", *"paper-matrix", "enter")
+        assert table.row_count == 1 and app.screen.selected_id == ref.id
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionViewScreen)
 
 
 @pytest.mark.asyncio

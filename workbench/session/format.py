@@ -233,6 +233,7 @@ def summaries_json(rows: list[SessionSummary]) -> list[dict[str, object]]:
             "best_speedup": r.best_speedup,
             "finished": r.finished,
             "example": r.read_only,
+            "campaign": r.ref.campaign,
             "tampered_lines": r.foreign_lines,
         }
         for r in rows
@@ -249,8 +250,9 @@ def sessions_table(rows: list[SessionSummary], root: Path) -> Table:
             table.add_row(r.id, f"[red]{escape(r.problem or 'unreadable')}[/]", "", "", "", "", "", "")
             continue
         status = r.best_status or "-"
+        marks = (" [dim](example)[/]" if r.read_only else "") + (f" [dim]({escape(r.ref.campaign)})[/]" if r.ref.campaign else "")
         table.add_row(
-            r.id + (" [dim](example)[/]" if r.read_only else ""),
+            r.id + marks,
             r.task,
             r.guidance,
             r.driver,

@@ -20,6 +20,7 @@ class SessionRef:
     id: str
     dir: Path
     read_only: bool = False
+    campaign: str | None = None  # the campaign's folder name, for a session under <root>/campaigns/<name>/
 
     @property
     def config_path(self) -> Path:

@@ -36,6 +36,7 @@ from workbench.session.state import SessionState
 from workbench.session.workspace import Workspace, WorkspaceError
 
 EXAMPLES_DIR = paths.REPO_ROOT / "sessions" / "examples"  # the shipped examples (paths.examples_root's default)
+CAMPAIGNS_DIR = "campaigns"  # <root>/campaigns/<name>/: the sessions of the campaigns kept under a sessions root
 
 
 class SessionNotFound(SessionError):
@@ -120,21 +121,38 @@ class SessionStore:
         if self.root.exists() and not self.root.is_dir():
             raise SessionNotFound(f"the sessions root {self.root} is not a folder (set D2K_SESSIONS_DIR or --sessions-dir)")
 
-    def _scan(self, folder: Path | None, read_only: bool) -> list[SessionRef]:
+    def _scan(self, folder: Path | None, read_only: bool, campaign: str | None = None) -> list[SessionRef]:
         if folder is None or not folder.is_dir():
             return []
         return [
-            SessionRef(child.name, child, read_only)
+            SessionRef(child.name, child, read_only, campaign)
             for child in sorted(folder.iterdir())
             if child.is_dir() and (child / CONFIG_NAME).is_file()
         ]
 
+    def _campaign_sessions(self) -> list[SessionRef]:
+        """Sessions of campaigns kept under the root (`<root>/campaigns/<name>/<id>/`, where the shipped
+        campaign files put them), each marked with its campaign's name."""
+        folder = self.root / CAMPAIGNS_DIR
+        if not folder.is_dir():
+            return []
+        found: list[SessionRef] = []
+        for campaign in sorted(folder.iterdir()):
+            if campaign.is_dir() and not campaign.name.startswith("."):
+                found += self._scan(campaign, False, campaign.name)
+        return found
+
     def list(self) -> list[SessionRef]:
-        """Every session, oldest first (ids sort by creation time); examples after the root's sessions."""
-        own = self._scan(self.root, False)
-        seen = {ref.id for ref in own}
-        examples = [r for r in self._scan(self.examples, True) if r.id not in seen]
-        return own + examples
+        """Every session, oldest first (ids sort by creation time): the root's own and its campaigns', then
+        the examples. An id met twice is listed once (the first found)."""
+        refs: builtins.list[SessionRef] = []
+        seen: set[str] = set()
+        own = sorted(self._scan(self.root, False) + self._campaign_sessions(), key=lambda r: r.id)
+        for ref in own + self._scan(self.examples, True):
+            if ref.id not in seen:
+                seen.add(ref.id)
+                refs.append(ref)
+        return refs
 
     def resolve(self, session_id: str) -> SessionRef:
         """Find a session by id, or by a unique prefix or suffix of an id. SessionNotFound otherwise."""

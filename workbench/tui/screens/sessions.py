@@ -60,8 +60,11 @@ def row_cells(row: SessionSummary, running: bool, usage: AgentUsage | None = Non
     best = Text(f"{row.best_status} (r{row.best_rev})" if row.best_status else "-", style=status_style(row.best_status))
     if row.foreign_lines:  # the log holds lines its runner did not write: they are ignored, say so
         best.append(f" log tampered ({row.foreign_lines})", style="bold red")
+    session = Text(row.id)
+    if row.ref.campaign:  # a campaign's session (under <root>/campaigns/<name>/): the filter finds it by name
+        session.append(f" · {row.ref.campaign}", style="dim")
     return [
-        Text(row.id),
+        session,
         Text(row.task),
         Text(row.guidance),
         Text(row.driver),
@@ -175,10 +178,10 @@ class SessionsScreen(WorkbenchScreen):
             table.clear()
         indices = [COLUMNS.index(column) for column in columns]
         shown = 0
-        for cells in all_cells:
+        for (row, _), cells in zip(self.rows, all_cells, strict=True):
             if needle and not any(needle in cell.plain.lower() for cell in cells):
                 continue
-            table.add_row(*(cells[i] for i in indices), key=cells[0].plain)
+            table.add_row(*(cells[i] for i in indices), key=row.id)
             shown += 1
         if selected is not None and selected in {c.value for c in table.rows}:
             table.move_cursor(row=table.get_row_index(selected))
