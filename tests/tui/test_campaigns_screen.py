@@ -136,3 +136,33 @@ async def test_a_session_whose_recorded_commit_is_missing_opens_without_a_raw_gi
         assert isinstance(app.screen, SessionViewScreen)
         raw = [n for n in app.notices if any(name in n for name in ("ValueError", "BadName", "BadObject"))]
         assert raw == []  # a missing commit is said in the workbench's words (a WorkspaceError), not GitPython's
+
+
+@pytest.mark.asyncio
+async def test_the_selected_campaign_stays_selected_across_re_reads(context: WorkbenchContext) -> None:
+    """Issue 30, item 3: every re-read jumped back to the first campaign file, so only one could be inspected."""
+    context.campaigns_dir.mkdir()
+    (context.campaigns_dir / "a.toml").write_text(CAMPAIGN)
+    (context.campaigns_dir / "b.toml").write_text(CAMPAIGN.replace('name = "tui"', 'name = "other"').replace('"none", ', ""))
+    app = WorkbenchApp(context)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CampaignsScreen)
+        files: DataTable = screen.query_one("#campaigns-table", DataTable)  # type: ignore[type-arg]
+        cells: DataTable = screen.query_one("#campaigns-cells", DataTable)  # type: ignore[type-arg]
+        files.focus()
+        await pilot.press("down")
+        await settle(pilot)
+        assert files.cursor_row == 1 and column(cells, "guidance") == ["L1+L2+L3"]
+        for _ in range(3):  # the screen's timer re-reads the files every REFRESH_S
+            screen._tick()
+            await settle(pilot)
+            assert files.cursor_row == 1 and column(cells, "guidance") == ["L1+L2+L3"]
+        # leaving the screen and coming back re-reads too
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert files.cursor_row == 1 and column(cells, "guidance") == ["L1+L2+L3"]
