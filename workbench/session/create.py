@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
 from workbench.errors import UsageError
 from workbench.harness.host import sandbox
+from workbench.session.command_paths import command_paths
 from workbench.session.config import (
     CommandConfig,
     DriverConfig,
@@ -130,6 +132,7 @@ def create_session(
     exclusively, so of two processes creating the same id one gets FileExistsError. `repetition`: which
     repetition of its configuration the session is (a campaign's); reports average over repetitions."""
     driver = driver or HumanConfig()
+    task = catalog.task(task_id)  # CatalogError names the known tasks
     if isinstance(driver, CommandConfig) and not driver.unsandboxed:
         info = sandbox.status(device)
         if info.kind == "none":
@@ -137,7 +140,12 @@ def create_session(
                 f"the command driver's sandbox cannot start here ({info.detail}); pass --unsandboxed "
                 "to run the command without one (recorded in session.toml)"
             )
-    task = catalog.task(task_id)  # CatalogError names the known tasks
+        home = Path.home()
+        hidden = [p for p in sandbox.default_hidden([store.root, catalog.tasks_dir, catalog.guidance_dir]) if p != home]
+        names = ["solution.py", "task", BRIEF_NAME, ".git"]  # what the workspace will hold
+        found = command_paths(driver.command, hidden=hidden, home=home, cwd=Path.cwd(), workspace_names=names)
+        if found.problems:
+            raise UsageError("the command would not find its files in its sandbox: " + "; ".join(found.problems))
     if isinstance(driver, ReplayConfig):
         source = store.load(store.resolve(driver.from_session)).config
         if source.task != task.id:

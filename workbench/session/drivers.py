@@ -22,6 +22,7 @@ from workbench.catalog import Catalog
 from workbench.errors import SessionError
 from workbench.harness.host import sandbox
 from workbench.harness.host.child import die_with_parent
+from workbench.session.command_paths import command_paths
 from workbench.session.config import SessionConfig
 from workbench.session.events import DriverOutput, Event, Outcome
 from workbench.session.layout import BRIEF_NAME
@@ -160,7 +161,15 @@ class CommandDriver:
         hidden = [p for p in sandbox.default_hidden([ctx.session_dir.parent, *self.hidden]) if Path(p).resolve() != home]
         # .git read-only; the interpreter and the package re-exposed (a checkout under /tmp lies inside
         # the sandbox's private /tmp otherwise, and its venv would vanish)
-        readable = [ctx.session_dir / RESULTS_NAME, ctx.workspace / ".git", *_resolver_files(), *sandbox.default_readable()]
+        # what the command names on the host (an agent under /tmp, say): readable inside, unless hidden
+        named = command_paths(self.command, hidden=hidden, home=home, workspace=ctx.workspace).exposed
+        readable = [
+            ctx.session_dir / RESULTS_NAME,
+            ctx.workspace / ".git",
+            *_resolver_files(),
+            *sandbox.default_readable(),
+            *named,
+        ]
         command, info = sandbox.wrap(
             argv,
             device=ctx.config.device,
