@@ -536,3 +536,29 @@ def test_a_campaigns_sessions_are_listed_shown_and_reported_with_the_root(root: 
     (root / "campaigns" / ".campaign-paper-matrix").mkdir()
     (root / "campaigns" / "notes.txt").write_text("x")
     assert {row["id"] for row in json.loads(run(root, "list", "--json").stdout)} == set(rows)
+
+
+# ---- a sessions folder that cannot be written (issue 30, item 5) ---------------------------------------------
+
+
+def test_a_sessions_folder_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    root = blocker / "sessions"  # a file where a folder should be (permissions do not stop root, this does)
+    result = cli.invoke(app, ["session", "new", "muon_orthogonalize", "--device", "cpu", "--sessions-dir", str(root)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "cannot create the session" in result.output
+    ran = cli.invoke(app, ["run", "muon_orthogonalize", "--device", "cpu", "--sessions-dir", str(root)])
+    assert ran.exit_code == 2 and "Traceback" not in ran.output, ran.output
+
+
+def test_a_write_that_fails_half_way_leaves_no_session_behind(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    def read_only(*_: object, **__: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr("workbench.session.create.write_config", read_only)
+    result = run(root, "new", "muon_orthogonalize", "--device", "cpu")
+    assert result.exit_code == 2 and "Read-only file system" in result.output, result.output
+    assert not any(root.iterdir()) if root.exists() else True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -47,12 +48,18 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tex
 
 @contextmanager
 def session_errors() -> Iterator[None]:
-    """user_errors(), and a sessions root that cannot be written: exit 2 with a message on stderr."""
+    """user_errors(), and a sessions folder that cannot be written (permissions, a read-only or full file
+    system, a file where a folder should be): exit 2 with one line on stderr, never a traceback."""
     with user_errors():
         try:
             yield
-        except PermissionError as exc:
-            raise fail(f"cannot write {exc.filename or 'the sessions root'}: permission denied") from None
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRNOS:
+                raise
+            raise fail(f"cannot write {exc.filename or 'the sessions folder'}: {exc.strerror or exc}") from None
+
+
+WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
 
 
 def resolve_device_option(device: str) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
-from workbench.errors import UsageError
+from workbench.errors import SessionError, UsageError
 from workbench.harness.host import sandbox
 from workbench.session.command_paths import command_paths
 from workbench.session.config import (
@@ -180,14 +181,25 @@ def create_session(
         repetition=repetition,
     )
     session_dir = store.root / config.id
-    session_dir.mkdir(parents=True, exist_ok=False)
-    create_key(session_dir)
-    write_config(session_dir, config)
-    brief = brief_text(task, guidance_text, config)
-    Workspace.create(
-        session_dir / "workspace",
-        workspace_files(task, guidance_text, brief, None if config.design_mode else config.solution),
-        TEMPLATE_AUTHOR,
-        f"template of {task.id}",
-    )
+    try:
+        session_dir.mkdir(parents=True, exist_ok=False)
+    except FileExistsError:
+        raise  # two processes made the same id: the caller's to handle (a campaign's retry)
+    except OSError as exc:  # a read-only or full sessions folder, a file in the way: the user's to fix
+        raise SessionError(f"cannot create the session in {store.root}: {exc.strerror or exc} (see --sessions-dir)") from None
+    try:
+        create_key(session_dir)
+        write_config(session_dir, config)
+        brief = brief_text(task, guidance_text, config)
+        Workspace.create(
+            session_dir / "workspace",
+            workspace_files(task, guidance_text, brief, None if config.design_mode else config.solution),
+            TEMPLATE_AUTHOR,
+            f"template of {task.id}",
+        )
+    except (OSError, SessionError) as exc:  # nothing half-made is left behind
+        shutil.rmtree(session_dir, ignore_errors=True)
+        if isinstance(exc, SessionError):
+            raise
+        raise SessionError(f"cannot write the session {session_dir}: {exc.strerror or exc}") from None
     return SessionRef(config.id, session_dir)
