@@ -232,6 +232,8 @@ def summaries_json(rows: list[SessionSummary]) -> list[dict[str, object]]:
             "best_status": r.best_status,
             "best_speedup": r.best_speedup,
             "finished": r.finished,
+            "state": r.state,
+            "state_reason": r.state_reason,
             "example": r.read_only,
             "campaign": r.ref.campaign,
             "tampered_lines": r.foreign_lines,
@@ -240,14 +242,25 @@ def summaries_json(rows: list[SessionSummary]) -> list[dict[str, object]]:
     ]
 
 
+STATE_STYLES = {"finished": "green", "failed": "bold red", "stopped": "yellow", "interrupted": "yellow", "example": "cyan"}
+
+
+def state_markup(word: str, why: str) -> str:
+    """A session's state word (and, for a failure, its reason, cut short) as console markup."""
+    text = f"[{STATE_STYLES.get(word, 'dim')}]{escape(word)}[/]"
+    if word == "failed" and why:
+        text += f" [dim]({escape(why[:60])}{'…' if len(why) > 60 else ''})[/]"
+    return text
+
+
 def sessions_table(rows: list[SessionSummary], root: Path) -> Table:
     """`session list`: one row per session (examples marked), its best status and speedup."""
     table = Table(title=f"Sessions in {root}", title_justify="left")
-    for column in ("id", "task", "guidance", "driver", "revisions", "best status", "best speedup", "started"):
+    for column in ("id", "task", "guidance", "driver", "state", "revisions", "best status", "best speedup", "started"):
         table.add_column(column, overflow="fold", no_wrap=column == "id")  # an id is copied whole: never folded
     for r in rows:
         if r.problem is not None or r.created is None:
-            table.add_row(r.id, f"[red]{escape(r.problem or 'unreadable')}[/]", "", "", "", "", "", "")
+            table.add_row(r.id, f"[red]{escape(r.problem or 'unreadable')}[/]", "", "", "", "", "", "", "")
             continue
         status = r.best_status or "-"
         marks = (" [dim](example)[/]" if r.read_only else "") + (f" [dim]({escape(r.ref.campaign)})[/]" if r.ref.campaign else "")
@@ -256,6 +269,7 @@ def sessions_table(rows: list[SessionSummary], root: Path) -> Table:
             r.task,
             r.guidance,
             r.driver,
+            state_markup(r.state if not r.read_only else "example", r.state_reason),
             str(r.revisions),
             f"[{status_style(r.best_status)}]{status}[/]"
             + (f" (rev {r.best_rev})" if r.best_rev else "")

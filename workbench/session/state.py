@@ -196,6 +196,23 @@ class SessionState:
         """How the driver's run ended (None: it has not ended, or the runner died before it could say)."""
         return outcome_of(self.driver_finished) if self.driver_finished is not None else None
 
+    def status_word(self) -> tuple[str, str]:
+        """The session's state in a word, and why (empty when the word says it all): "not started" (never
+        run), "interrupted" (its runner ended without finishing it: resumable), "stopped" (someone stopped it),
+        "failed" (the driver could not do its work: a command not found, a provider that failed; or the
+        agent's command failed), "finished" (ran to its end). A running session is told by its lock."""
+        if not self.starts:
+            return "not started", ""
+        if self.finished is None:
+            return "interrupted", "its runner ended before the session finished; `session run` resumes it"
+        done = self.driver_finished
+        reason = done.reason if done is not None else self.finished.reason
+        if reason.startswith("stopped") or "stopped by " in self.finished.reason:  # a stop, Ctrl-C or SIGTERM
+            return "stopped", self.finished.reason
+        if self.outcome in ("infrastructure", "agent_failed"):
+            return "failed", reason
+        return "finished", ""
+
     def ordered(self) -> list[RevisionState]:
         """Revisions by number."""
         return [self.revisions[rev] for rev in sorted(self.revisions)]

@@ -78,6 +78,8 @@ class SessionSummary:
     best_status: str | None = None  # None: nothing evaluated yet
     best_speedup: float | None = None
     finished: bool = False
+    state: str = ""  # SessionState.status_word: not started, interrupted, stopped, failed, finished
+    state_reason: str = ""  # why, for stopped, failed and interrupted
     foreign_lines: int = 0  # log lines the runner did not write (ignored): the log was tampered with
     problem: str | None = None
 
@@ -212,6 +214,7 @@ class SessionStore:
         except ConfigError as exc:
             return SessionSummary(ref, problem=str(exc))
         best = view.state.best()
+        word, why = view.state.status_word()
         return SessionSummary(
             ref=ref,
             task=view.config.task,
@@ -224,6 +227,8 @@ class SessionStore:
             best_status=best.status if best else None,
             best_speedup=best.geomean_speedup if best else None,
             finished=view.state.finished is not None,
+            state=word,
+            state_reason=why,
             foreign_lines=sum(1 for b in view.bad_lines if FOREIGN in b.message),
         )
 

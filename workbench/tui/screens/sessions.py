@@ -32,12 +32,18 @@ KEPT_FIRST = ("session", "status", "best", "revs", "speedup", "cost", "task", "d
 MEASURED_CELL = 32  # a longer cell (a problem's message) does not push other columns out
 
 
+STATE_STYLES = {"finished": "green", "failed": "bold red", "stopped": "yellow", "interrupted": "yellow", "not started": "dim"}
+
+
 def session_status(row: SessionSummary, running: bool) -> Text:
+    """The session's state in a word: running, example, or SessionState.status_word's (not started,
+    interrupted, stopped, failed, finished)."""
     if running:
         return Text("running", style="bold yellow")
     if row.read_only:
         return Text("example", style="cyan")
-    return Text("finished", style="green") if row.finished else Text("stopped", style="dim")
+    word = row.state or ("finished" if row.finished else "interrupted")
+    return Text(word, style=STATE_STYLES.get(word, ""))
 
 
 def cost_cell(usage: AgentUsage | None) -> Text:
