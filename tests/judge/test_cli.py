@@ -115,6 +115,22 @@ def test_review_confirms_or_changes_a_level_and_agreement_compares(root: Path, s
     assert levels["all"]["count"] == 3
     code, out, _ = invoke(root, "judge", "agreement", session.id)
     assert code == 0 and "judge vs reviewers over 1 session(s)" in out
+    # the sessions root as a folder, as the README writes it (issue 30, item 9): both sessions, the same pairs;
+    # and no rank correlation from 2 or 3 pairs (2 pairs always gave 1.000)
+    code, out, err = invoke(root, "judge", "agreement", str(root), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["sessions"] == 2 and {row["level"]: row["count"] for row in data["levels"]} == {
+        "L1": 1,
+        "L2": 0,
+        "L3": 2,
+        "all": 3,
+    }
+    assert all(row["spearman"] is None for row in data["levels"])
+    code, out, _ = invoke(root, "judge", "agreement", str(root))
+    assert code == 0 and "n/a (under 5 pairs)" in out
+    code, _, err = invoke(root, "judge", "agreement", str(root / "no-such-folder"))
+    assert code == 2 and "no such session or folder" in err
 
 
 def test_shipped_examples_are_read_only(tmp_path: Path, root: Path, session: SessionRef) -> None:

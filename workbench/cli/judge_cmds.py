@@ -151,7 +151,11 @@ def judge_cmd(
 @judge_app.command("agreement")
 def agreement_cmd(
     session_ids: Annotated[
-        list[str], typer.Argument(metavar="SESSIONS...", help="Session ids (or unique prefixes or suffixes).")
+        list[str],
+        typer.Argument(
+            metavar="SESSIONS...",
+            help="Session ids (or unique prefixes or suffixes), session folders, or folders of sessions.",
+        ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     sessions_dir: SessionsDir = None,
@@ -160,20 +164,22 @@ def agreement_cmd(
 
     A pair is one reviewed level: the judge's score it reviewed and the latest review's score (a review of an
     invalid level makes no pair). Shows per level the number of pairs, the mean absolute difference and
-    Spearman's rank correlation (n/a with fewer than two pairs or no spread).
+    Spearman's rank correlation (n/a under 5 pairs, where a rank correlation says nothing, or with no spread).
     """
     from workbench.judge.scores import agreement, review_pairs
+    from workbench.scoring.collect import find_sessions
+    from workbench.session.layout import SessionRef
 
     with user_errors():
         store = session_store(sessions_dir)
+        folders = find_sessions(session_ids, store)
         pairs = []
-        for session_id in session_ids:
-            ref = store.resolve(session_id)
-            pairs += review_pairs(ref.id, store.load(ref))
+        for folder in folders:
+            pairs += review_pairs(folder.name, store.load(SessionRef(folder.name, folder)))
     rows = agreement(pairs)
     if as_json:
         data: dict[str, Any] = {
-            "sessions": len(session_ids),
+            "sessions": len(folders),
             "levels": [
                 {"level": r.level, "count": r.count, "mean_abs_diff": r.mean_abs_diff, "spearman": r.spearman} for r in rows
             ],
@@ -183,12 +189,12 @@ def agreement_cmd(
         return
     from rich.table import Table
 
-    table = Table(title=f"judge vs reviewers over {len(session_ids)} session(s)")
+    table = Table(title=f"judge vs reviewers over {len(folders)} session(s)")
     for column in ("level", "pairs", "mean |judge - reviewer|", "Spearman"):
         table.add_column(column, justify="left" if column == "level" else "right")
     for r in rows:
         mad = f"{r.mean_abs_diff:.2f}" if r.mean_abs_diff is not None else "n/a"
-        rho = f"{r.spearman:.3f}" if r.spearman is not None else "n/a"
+        rho = f"{r.spearman:.3f}" if r.spearman is not None else ("n/a (under 5 pairs)" if r.count < 5 else "n/a")
         table.add_row(str(r.level), str(r.count), mad, rho)
     stdout().print(table)
 

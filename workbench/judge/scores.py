@@ -194,12 +194,17 @@ def review_pairs(session: str, source: object) -> list[Pair]:
     return pairs
 
 
+MIN_CORRELATION_PAIRS = 5  # fewer pairs: no rank correlation is shown (2 pairs always give +-1)
+
+
 def agreement(pairs: Sequence[Pair]) -> list[Agreement]:
-    """Per level L1, L2, L3, then all levels together: count, mean |judge - reviewer|, Spearman."""
+    """Per level L1, L2, L3, then all levels together: count, mean |judge - reviewer|, Spearman (None under
+    MIN_CORRELATION_PAIRS pairs)."""
     rows: list[Agreement] = []
     for level in (*LEVELS, "all"):
         mine = [p for p in pairs if level in ("all", p.level)]
         judge, reviewer = [p.judge for p in mine], [p.reviewer for p in mine]
         mad = sum(abs(a - b) for a, b in zip(judge, reviewer, strict=True)) / len(mine) if mine else None
-        rows.append(Agreement(level, len(mine), mad, spearman(judge, reviewer)))  # type: ignore[arg-type]
+        rho = spearman(judge, reviewer) if len(mine) >= MIN_CORRELATION_PAIRS else None
+        rows.append(Agreement(level, len(mine), mad, rho))  # type: ignore[arg-type]
     return rows
