@@ -284,14 +284,32 @@ def test_timeout_is_retryable(api: str, server: FakeModelServer) -> None:
     assert "timed out" in caught.value.message
 
 
-def test_connection_refused_is_retryable(api: str) -> None:
+def test_connection_refused_fails_at_once(api: str) -> None:
+    """A wrong base URL: nothing listens there. Retried, it cost a minute and ended the session anyway (issue
+    30, item 8); it is not retried, and the message says what to check."""
     with FakeModelServer(api) as fake:  # type: ignore[arg-type]
         base_url = fake.base_url
     provider = make(api, base_url, timeout_s=2.0)  # the port is closed now
     with pytest.raises(ProviderError) as caught:
         provider.complete(conversation())
-    assert caught.value.retryable
-    assert "cannot reach the API" in caught.value.message
+    assert not caught.value.retryable
+    assert "cannot reach the API" in caught.value.message and "check the base URL" in caught.value.message
+    attempts: list[int] = []
+
+    def attempt() -> object:
+        attempts.append(1)
+        return provider.complete(conversation())
+
+    with pytest.raises(ProviderError):
+        call_with_retries(attempt, RetryPolicy(), lambda *_: None, no_sleep)
+    assert len(attempts) == 1
+
+
+def test_a_host_that_does_not_resolve_fails_at_once(api: str) -> None:
+    provider = make(api, "http://no-such-host.invalid:9/v1", timeout_s=2.0)
+    with pytest.raises(ProviderError) as caught:
+        provider.complete(conversation())
+    assert not caught.value.retryable and "check the base URL" in caught.value.message
 
 
 # --- malformed tool arguments ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 import email.utils
 import random
 import re
+import socket
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -161,6 +162,24 @@ def is_retryable_status(status: int) -> bool:
     return status in {408, 409, 429} or status >= 500
 
 
+_NOTHING_THERE = ("connection refused", "name or service not known", "nodename nor servname", "no address associated")
+
+
+def _nothing_there(exc: BaseException) -> bool:
+    """Whether a connection error says nothing listens at the address (refused) or the host does not exist
+    (the name does not resolve), looking down the exception's causes: not a dropped or slow connection."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        if any(words in str(current).lower() for words in _NOTHING_THERE):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def provider_error(exc: BaseException, *, provider: str, model: str, secret: str | None, key_env: str) -> ProviderError:
     """The `ProviderError` for an exception raised by the `openai` or `anthropic` SDK (or any other exception
     of a model call: it is then not retryable). `secret`: the API key in use, scrubbed from the message;
@@ -195,6 +214,11 @@ def provider_error(exc: BaseException, *, provider: str, model: str, secret: str
     if isinstance(exc, connection_errors):
         cause = exc.__cause__
         reason = one_line(scrub(str(cause), secret)) if cause is not None and str(cause) else "connection error"
+        if _nothing_there(exc):  # a wrong base URL or host: retrying for a minute changes nothing
+            return ProviderError(
+                f"{prefix}: cannot reach the API ({reason}): nothing answers at that address; check the base URL",
+                retryable=False,
+            )
         return ProviderError(f"{prefix}: cannot reach the API ({reason})", retryable=True)
     if isinstance(exc, invalid_responses):
         return ProviderError(f"{prefix}: the API returned a response the SDK cannot read", retryable=False)
