@@ -562,3 +562,16 @@ def test_a_write_that_fails_half_way_leaves_no_session_behind(root: Path, monkey
     result = run(root, "new", "muon_orthogonalize", "--device", "cpu")
     assert result.exit_code == 2 and "Read-only file system" in result.output, result.output
     assert not any(root.iterdir()) if root.exists() else True
+
+
+def test_follow_of_a_finished_session_with_later_events_returns_at_once(root: Path, finished: SessionRef) -> None:
+    """Issue 30, item 12: a session judged, reviewed or excluded after it finished has a log that goes on after
+    session_finished; `logs --follow` waited for a runner forever."""
+    assert run(root, "exclude", finished.id, "--reason", "a test").exit_code == 0
+    store = SessionStore(root, examples=None)
+
+    def sleep(_: float) -> None:
+        raise AssertionError("--follow waited on a finished session")
+
+    items = list(session_log(store, finished, follow=True, sleep=sleep))
+    assert type(items[-1]).__name__ == "SessionExcluded"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from workbench.errors import UsageError
 from workbench.session.eventlog import BadLine
-from workbench.session.events import EVENT_TYPES, Event, SessionFinished
+from workbench.session.events import EVENT_TYPES, Event, SessionFinished, SessionStarted
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionStore
 
@@ -45,6 +45,17 @@ def _skipped(bad: BadLine) -> LogNote:
     return LogNote(f"events.jsonl line {bad.line} skipped: {bad.message}")
 
 
+def _finished(events: list[Event], before: bool) -> bool:
+    """Whether the session stands finished after `events`, given whether it did before them: a start (a
+    resumed run) unfinishes it, session_finished finishes it."""
+    for event in events:
+        if isinstance(event, SessionStarted):
+            before = False
+        elif isinstance(event, SessionFinished):
+            before = True
+    return before
+
+
 def session_log(
     store: SessionStore,
     ref: SessionRef,
@@ -60,12 +71,14 @@ def session_log(
     for bad in tail.bad_lines:
         yield _skipped(bad)
     reported = len(tail.bad_lines)
-    last = view.events[-1] if view.events else None
     if not follow:
-        if last is None and not reported:
+        if not view.events and not reported:
             yield LogNote(f"session {ref.id} has no events yet (`d2k-workbench session run {ref.id}` runs it)")
         return
     seen_running = waiting = False
+    # whether the latest run finished: the log may go on after session_finished (a judge's verdict, a review,
+    # an exclusion), so the last event alone does not tell
+    ended = _finished(view.events, False)
     while True:
         running = store.is_running(ref)  # before reading: a runner that let go has written everything
         new = tail.poll()
@@ -73,11 +86,11 @@ def session_log(
         for bad in tail.bad_lines[reported:]:
             yield _skipped(bad)
         reported = len(tail.bad_lines)
-        last = new[-1] if new else last
+        ended = _finished(new, ended)
         if running:
             seen_running = True
-        elif seen_running or ref.read_only or isinstance(last, SessionFinished):
-            if seen_running and not isinstance(last, SessionFinished):
+        elif seen_running or ref.read_only or ended:
+            if seen_running and not ended:
                 yield LogNote(
                     f"the runner stopped without finishing the session (killed?); `d2k-workbench session run {ref.id}` resumes it"
                 )
