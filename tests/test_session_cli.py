@@ -291,6 +291,29 @@ def test_a_repeated_sigterm_does_not_abort_the_run_but_a_second_ctrl_c_does() ->
     assert stoppable.reasons == ["stopped by SIGTERM"]
 
 
+def test_the_first_ctrl_c_says_at_once_what_happens_next_with_the_session_id() -> None:
+    """Issue 30, item 10: the first Ctrl-C was silent for as long as an evaluation took to finish."""
+
+    class Busy:
+        def __init__(self) -> None:
+            self.stop = threading.Event()
+            self.config = type("Config", (), {"id": "20261202-000000-muon_orthogonalize-abcd"})()
+
+        def request_stop(self, reason: str) -> None:
+            self.stop.set()
+
+        def busy_evaluating(self) -> bool:
+            return True
+
+    told: list[str] = []
+    busy = Busy()
+    with stop_on_signals(busy, on_stop=told.append):  # type: ignore[arg-type]
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+    assert len(told) == 1
+    assert busy.config.id in told[0] and "evaluation under way finishes first" in told[0] and "Ctrl-C again" in told[0]
+
+
 STUBBORN_RUNNER = """
 import signal, sys, time
 from pathlib import Path

@@ -102,7 +102,7 @@ def run_session(
 
     agent = agent_driver(provider_factory or default_provider)
     runner = Runner(store, ref, catalog(tasks_dir, guidance_dir), idle_exit=idle_exit, on_event=on_event, agent=agent)
-    with stop_on_signals(runner):
+    with stop_on_signals(runner, on_stop=lambda line: stderr().print(line, style="yellow", highlight=False, soft_wrap=True)):
         return runner.run()
 
 
@@ -234,7 +234,7 @@ def run_cmd(
             on_event = _print_results if quiet else _print_event
             result = run_session(store, ref, tasks_dir, guidance_dir, idle_exit, on_event, services(ctx).provider_factory)
         except KeyboardInterrupt:
-            raise fail("interrupted; `d2k-workbench session run` resumes the session", 130) from None
+            raise fail(f"interrupted; `d2k-workbench session run {ref.id}` resumes the session", 130) from None
     raise _finish(result, store.load(ref).config)
 
 

@@ -248,6 +248,10 @@ class Runner:
 
     # ---- the run ---------------------------------------------------------------------------------
 
+    def busy_evaluating(self) -> bool:
+        """Whether an evaluation is running or queued now."""
+        return self._queue is not None and self._queue.busy()
+
     def request_stop(self, reason: str) -> None:
         """Ask the driver to end; queued evaluations still finish and the selection is recorded."""
         if not self.stop.is_set():
@@ -385,11 +389,12 @@ class Runner:
 
 
 @contextmanager
-def stop_on_signals(runner: Runner) -> Iterator[None]:
+def stop_on_signals(runner: Runner, on_stop: Callable[[str], None] | None = None) -> Iterator[None]:
     """First Ctrl-C/SIGTERM (`session stop`, the workbench's stop key): stop the driver, finish queued
     evaluations, record the selection and `session_finished`. A second Ctrl-C: give up at once
     (KeyboardInterrupt; the next run resumes the session). A repeated SIGTERM changes nothing: a stop
-    asked for twice must not lose the run's ending."""
+    asked for twice must not lose the run's ending. `on_stop` is told at once, with what happens next (an
+    evaluation under way can take a while to finish: a silent wait looks like a hang)."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if runner.stop.is_set():
@@ -397,6 +402,13 @@ def stop_on_signals(runner: Runner) -> Iterator[None]:
                 raise KeyboardInterrupt
             return
         runner.request_stop(f"stopped by {signal.Signals(signum).name}")
+        if on_stop is not None:
+            busy = runner.busy_evaluating()
+            on_stop(
+                f"stopping session {runner.config.id}: the driver stops"
+                + (", the evaluation under way finishes first" if busy else "")
+                + f"; Ctrl-C again gives up at once (`d2k-workbench session run {runner.config.id}` resumes it)"
+            )
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
