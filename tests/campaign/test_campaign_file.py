@@ -4,6 +4,7 @@ ids; pairing; the estimate; `campaign plan` and `campaign status` before anythin
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,18 @@ def test_run_checks_keys_and_prices_before_anything_starts(
     done = CliRunner().invoke(app, ["campaign", "run", str(path), *dirs])
     assert done.exit_code == 2 and "model coder-7b" in done.output and "no price" in done.output, done.output
     assert not (tmp_path / "sessions").exists()
+
+
+def test_run_calls_each_model_once_before_anything_starts(
+    suite: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: a wrong base URL failed every session of its model, each after a minute of retries. The
+    campaign's models with sessions left now answer one small call first (port 9 of 127.0.0.1: nothing there)."""
+    tasks, guidance = suite
+    path = write_campaign(tmp_path / "c.toml", BASE)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    started = time.monotonic()
+    done = CliRunner().invoke(app, ["campaign", "run", str(path), "--tasks-dir", str(tasks), "--guidance-dir", str(guidance)])
+    assert done.exit_code == 2 and "check the base URL" in done.output, done.output
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / "sessions").exists()  # nothing was started

@@ -115,6 +115,9 @@ def context_overflow() -> ErrorReply:
 Reply = ModelTurn | ErrorReply
 
 
+PROBE_TOOL_NAME = "d2k_connection_check"  # workbench.agent.check.PROBE_TOOL (not imported: a server of its own)
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     method: str
@@ -136,6 +139,8 @@ class FakeModelServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._responder: Callable[[Any], Reply] | None = None
+        self._probes: list[RecordedRequest] = []
+        self.answer_probes = True  # the workbench's provider check, answered here (see `probes`)
 
     # --- life cycle -----------------------------------------------------------------------------------
 
@@ -199,6 +204,13 @@ class FakeModelServer:
         return [r.body for r in self.requests]
 
     @property
+    def probes(self) -> list[RecordedRequest]:
+        """The provider checks (`workbench.agent.check`) answered: a call of the probe tool, kept out of
+        `requests` and of the script, so that a test's scripted conversation is the agent's alone."""
+        with self._lock:
+            return list(self._probes)
+
+    @property
     def remaining(self) -> int:
         with self._lock:
             return len(self._queue)
@@ -206,6 +218,11 @@ class FakeModelServer:
     # --- the server's side ----------------------------------------------------------------------------
 
     def _take(self, request: RecordedRequest) -> tuple[int, Reply | None]:
+        if self.answer_probes and PROBE_TOOL_NAME in json.dumps(request.body):
+            with self._lock:
+                self._probes.append(request)
+                number = len(self._probes) + 10_000
+            return number, ModelTurn(tool_calls=[ToolCall(PROBE_TOOL_NAME, {"ready": True})])
         with self._lock:
             self._requests.append(request)
             number = len(self._requests)

@@ -11,11 +11,13 @@ configuration; they share the task files, the workloads, the tools, the device m
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
 from workbench.agent import default_provider
 from workbench.agent.budget import check_priced, price_pricer
+from workbench.agent.check import check_provider
 from workbench.campaign.spec import Campaign, CampaignError, ModelEntry
 from workbench.catalog import Catalog, GuidanceConfig
 from workbench.errors import UsageError, WorkbenchError
@@ -144,10 +146,12 @@ def estimate(campaign: Campaign, unit: Unit) -> UnitEstimate:
     return UnitEstimate(usd, gpu_hours, judged=spec.judge is not None, judge_usd=judge_estimate(campaign))
 
 
-def preflight(campaign: Campaign) -> None:
+def preflight(campaign: Campaign, probe: Collection[str] = ()) -> None:
     """Before anything runs: every model's provider can be built (its API key is set) and has a price (its
-    own, the table's, or `allow_unpriced`), and so can the judge's. UsageError naming the model otherwise:
-    without this, every session of a model with a missing key would fail and use up its retries."""
+    own, the table's, or `allow_unpriced`), and so can the judge's; the models named in `probe` (those with
+    sessions left to run) also answer one small call, not retried (`workbench.agent.check`). UsageError
+    naming the model otherwise: without this, every session of a model with a missing key or a wrong base
+    URL would fail and use up its retries."""
     spec = campaign.spec
     for model in spec.models:
         try:
@@ -160,6 +164,13 @@ def preflight(campaign: Campaign) -> None:
             make_judge_provider(spec.judge.provider, spec.judge.model, spec.judge.base_url)
         except WorkbenchError as exc:
             raise CampaignError(campaign.path, f"judge {spec.judge.model}: {exc.message}", key="judge") from None
+    for model in spec.models:  # then the calls: every file-level problem is said before any network wait
+        if model.name in probe:
+            pricer = price_pricer(model.price)
+            url = model.base_url
+            checked = check_provider(default_provider, model.provider, model.model, url, allow_unpriced=True, pricer=pricer)
+            if checked.failure is not None:
+                raise CampaignError(campaign.path, f"model {model.name}: {checked.failure}", key="models")
 
 
 __all__ = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from workbench.cli.agent_cmds import design_cmd, run_cmd
+from workbench.cli.agent_cmds import check_provider_cmd, design_cmd, run_cmd
 from workbench.cli.bench_cmd import bench_app
 from workbench.cli.campaign_cmds import campaign_app
 from workbench.cli.catalog_cmds import catalogue_table, guidance_cmd, tasks_app
@@ -39,6 +39,7 @@ app.add_typer(session_app, name="session")
 app.command("replay")(replay_cmd)
 app.command("run")(run_cmd)
 app.command("design")(design_cmd)
+app.command("check-provider")(check_provider_cmd)
 app.command("report")(report)
 app.add_typer(judge_app, name="judge")
 app.command("review")(review_cmd)

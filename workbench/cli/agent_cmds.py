@@ -1,7 +1,9 @@
-"""`run` and `design`: the built-in agent on a task, from creating the session to its result, in one command."""
+"""`run` and `design`: the built-in agent on a task, from creating the session to its result, in one command;
+`check-provider`: the provider check they make first."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,9 +21,11 @@ from workbench.cli.common import (
     fail,
     services,
     session_store,
+    user_errors,
     write_stdout,
 )
 from workbench.cli.session_cmds import DeviceOpt, WorkloadOpt, resolve_device_option, run_session, session_errors
+from workbench.errors import UsageError
 from workbench.session.config import DEFAULT_MAX_TURNS
 
 if TYPE_CHECKING:  # the agent and session packages are imported by the commands that run them
@@ -44,12 +48,56 @@ UnpricedOpt = Annotated[
 ]
 
 
-def _check_agent(factory: ProviderFactory, agent: AgentConfig) -> None:
-    """Before a session is made: the provider can be built (its key is set) and the model has a price."""
+def _check_agent(factory: ProviderFactory, agent: AgentConfig, probe: bool) -> None:
+    """Before a session is made: the provider can be built (its key is set) and the model has a price; with
+    `probe`, one small call that is not retried (`workbench.agent.check`): a wrong base URL, a refused key or
+    an unknown model fail here, with one line, and no session is made."""
     from workbench.agent.budget import check_priced
 
     check_priced(agent.model, agent.allow_unpriced, agent.max_usd)
     factory(agent.provider, agent.model, agent.base_url)
+    if probe:
+        from workbench.agent.check import check_provider
+
+        checked = check_provider(factory, agent.provider, agent.model, agent.base_url, allow_unpriced=agent.allow_unpriced)
+        if checked.failure is not None:
+            raise UsageError(f"{checked.failure} (no session was made; --no-check skips this check)")
+
+
+NoCheckOpt = Annotated[
+    bool,
+    typer.Option("--no-check", help="Skip the provider check (one small call made before the session is created)."),
+]
+
+
+def check_provider_cmd(
+    ctx: typer.Context,
+    provider: ProviderOpt,
+    model: ModelOpt,
+    base_url: BaseUrlOpt = None,
+    allow_unpriced: UnpricedOpt = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of lines.")] = False,
+) -> None:
+    """Check a model provider before anything is spent: the model's price, its key, and one small call with a
+    tool offered, not retried (the address answers, the key is accepted, the model exists and takes tools).
+
+    `run`, `design` and `campaign run` make the same check first. Exit code 0 when every step passed, 2 when
+    one failed (the line says which and why).
+    """
+    from workbench.agent import default_provider
+    from workbench.agent.check import check_provider
+
+    with user_errors():
+        factory = services(ctx).provider_factory or default_provider
+        checked = check_provider(factory, provider, model, base_url, allow_unpriced=allow_unpriced)
+    if as_json:
+        steps = [{"step": s.name, "ok": s.ok, "detail": safe(s.detail)} for s in checked.steps]
+        write_stdout(json.dumps({"ok": checked.ok, "provider": provider, "model": model, "steps": steps}, indent=2) + "\n")
+    else:
+        for step in checked.steps:
+            write_stdout(f"{'ok  ' if step.ok else 'FAIL'} {step.name}: {safe(step.detail)}\n")
+    if checked.failure is not None:
+        raise fail(safe(checked.failure), EXIT_USAGE)
 
 
 def safe(text: str) -> str:
@@ -128,6 +176,7 @@ def _agent_session(
     sessions_dir: Path | None,
     tasks_dir: Path | None,
     guidance_dir: Path | None,
+    no_check: bool = False,
 ) -> None:
     """Build the agent's settings once from `options` (validated, errors naming the option), check the
     provider and price, create the session and run it to its end."""
@@ -135,12 +184,13 @@ def _agent_session(
     from workbench.session.create import create_session
     from workbench.session.options import agent_from_options
 
+    probe = factory is None and not no_check  # a model handed in (tests, the scripted CLI) is not probed
     factory = factory or default_provider
     with session_errors():
         agent = agent_from_options(options)
         design = agent.mode == "design"
         config = parse_config(guidance)
-        _check_agent(factory, agent)
+        _check_agent(factory, agent, probe)
         store = session_store(sessions_dir)
         ref = create_session(
             store,
@@ -175,6 +225,7 @@ def run_cmd(
     device: DeviceOpt = "auto",
     workload: WorkloadOpt = None,
     eval_timeout: Annotated[float | None, typer.Option("--eval-timeout", help="Seconds per evaluation.")] = None,
+    no_check: NoCheckOpt = False,
     sessions_dir: SessionsDir = None,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
@@ -200,6 +251,7 @@ def run_cmd(
         sessions_dir=sessions_dir,
         tasks_dir=tasks_dir,
         guidance_dir=guidance_dir,
+        no_check=no_check,
     )
 
 
@@ -213,6 +265,7 @@ def design_cmd(
     max_turns: MaxTurnsOpt = DEFAULT_MAX_TURNS,
     max_usd: MaxUsdOpt = None,
     allow_unpriced: UnpricedOpt = False,
+    no_check: NoCheckOpt = False,
     sessions_dir: SessionsDir = None,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
@@ -238,7 +291,8 @@ def design_cmd(
         sessions_dir=sessions_dir,
         tasks_dir=tasks_dir,
         guidance_dir=guidance_dir,
+        no_check=no_check,
     )
 
 
-__all__ = ["Progress", "design_cmd", "run_cmd", "safe"]
+__all__ = ["Progress", "check_provider_cmd", "design_cmd", "run_cmd", "safe"]

@@ -162,7 +162,7 @@ def run_cmd(
     """
     from workbench.campaign.pools import LocalPool, Pool, RayPool, job_command
     from workbench.campaign.scheduler import Scheduler
-    from workbench.campaign.status import campaign_status
+    from workbench.campaign.status import campaign_status, is_done
 
     if executor not in ("local", "ray"):
         raise fail(f"--executor must be local or ray (got {executor!r})")
@@ -172,7 +172,11 @@ def run_cmd(
         campaign, units = _load(file, tasks_dir, guidance_dir)
         from workbench.campaign.plan import preflight
 
-        preflight(campaign)  # keys and prices first: a missing key would fail every session of its model
+        # keys and prices first, and one call to each model with sessions left (a missing key or a wrong base
+        # URL would fail every session of its model)
+        status = campaign_status(campaign, units)
+        left = {row.unit.model.name for row in status.rows if not is_done(row.state, status.judged)}
+        preflight(campaign, probe=left)
         campaign.sessions_dir.mkdir(parents=True, exist_ok=True)
 
         def command_for(job):  # type: ignore[no-untyped-def]
