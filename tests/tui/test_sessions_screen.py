@@ -282,3 +282,48 @@ async def test_r_opens_the_review_screen_on_the_selected_revision(make_app, exam
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is view
+
+
+@pytest.mark.asyncio
+async def test_r_resumes_an_interrupted_session_and_is_dimmed_where_nothing_can_be(  # type: ignore[no-untyped-def]
+    make_app, context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30, item 7: the TUI had no resume. R starts a runner on a session that was cut off, stopped or
+    failed; on the shipped example (never run) and a running or finished session it is shown dimmed."""
+    from workbench.session.events import SessionStarted
+    from workbench.session.testing import new_session, write_events
+
+    ref = new_session(context.sessions_dir, "muon_orthogonalize", "def run(G, steps):\n    return G\n")
+    write_events(ref, [SessionStarted(task="muon_orthogonalize", guidance="none", driver="command", device="cpu")])
+    started: list[str] = []
+    monkeypatch.setattr(
+        "workbench.tui.screens.session_view.start_runner",
+        lambda context, session, idle: (started.append(session.id), (4242, str(session.dir / "runner.log")))[1],
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        app.screen.query_one("#session-table", DataTable).move_cursor(row=0)
+        assert app.screen.selected_id == ref.id
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionViewScreen)
+        assert footer_keys(view)["R"] is True
+        await pilot.press("R")
+        await settle(pilot)
+        assert started == [ref.id]
+        await pilot.press("escape")
+        await settle(pilot)
+        app.screen.query_one("#session-table", DataTable).move_cursor(row=1)
+        assert app.screen.selected_id == EXAMPLE_ID
+        await pilot.press("enter")
+        await settle(pilot)
+        example = app.screen
+        assert isinstance(example, SessionViewScreen) and example.ref.id == EXAMPLE_ID
+        assert footer_keys(example)["R"] is False  # the shipped example is never run
+        await pilot.press("R")
+        await settle(pilot)
+        assert started == [ref.id]

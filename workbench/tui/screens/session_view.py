@@ -30,8 +30,10 @@ from workbench.session.layout import SessionRef
 from workbench.session.state import SessionState
 from workbench.session.workspace import WorkspaceError
 from workbench.tui.code_source import CodeSource
+from workbench.tui.context import DEFAULT_IDLE_EXIT_MIN
 from workbench.tui.messages import CodeLoaded, EventsArrived, SessionLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.screens.launch import start_runner
 from workbench.tui.timeline import Timeline
 from workbench.tui.turns import format_usd, usage_text
 from workbench.tui.widgets.code_view import CodeView
@@ -79,6 +81,7 @@ class SessionViewScreen(WorkbenchScreen):
         Binding("less_than_sign", "seek_start", "Start", key_display="<", show=False, id="session.start"),
         Binding("greater_than_sign", "seek_end", "End", key_display=">", show=False, id="session.end"),
         Binding("x", "stop_runner", "Stop run", id="session.stop"),
+        Binding("R", "resume", "Resume", key_display="R", id="session.resume"),
         Binding("space", "play", "Play", id="session.play"),
         Binding("f", "follow", "Follow", id="session.follow"),
         Binding("c", "tab('tab-code')", "Code", show=False, id="session.code"),
@@ -97,6 +100,7 @@ class SessionViewScreen(WorkbenchScreen):
         self.tail: LogTail | None = None
         self.code: CodeSource | None = None
         self.running = False
+        self.latest = SessionState()  # the state after every event read (whatever the position shown)
         self.following = False
         self.playing = False
         self.code_rev: int | None = None  # the revision whose code is wanted
@@ -153,6 +157,8 @@ class SessionViewScreen(WorkbenchScreen):
         view = message.view
         changed = message.running != self.running
         self.config, self.tail, self.running = view.config, message.tail, message.running
+        self.latest = SessionState.from_events(view.events)
+        changed = True  # the resume key depends on the state read too
         if changed:
             self.refresh_bindings()  # the stop key is enabled only while a runner runs (a footer rebuild)
         if message.workspace is not None:
@@ -186,7 +192,10 @@ class SessionViewScreen(WorkbenchScreen):
         self.post_message(EventsArrived(events, running))
 
     def on_events_arrived(self, message: EventsArrived) -> None:
-        changed = message.running != self.running
+        word = self.latest.status_word()[0]
+        for event in message.events:
+            self.latest.apply(event)
+        changed = message.running != self.running or word != self.latest.status_word()[0]
         self.running = message.running
         if changed:
             self.refresh_bindings()  # the stop key is enabled only while a runner runs
@@ -476,10 +485,35 @@ class SessionViewScreen(WorkbenchScreen):
     # ---- process control ---------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The stop key shows in the footer always, dimmed (and inert) while no runner runs the session."""
+        """The stop key shows in the footer always, dimmed (and inert) while no runner runs the session; the
+        resume key likewise while there is nothing to resume."""
         if action == "stop_runner" and not self.running:
             return None
+        if action == "resume" and not self.resumable:
+            return None
         return True
+
+    RESUMABLE = ("interrupted", "stopped", "failed")
+
+    @property
+    def resumable(self) -> bool:
+        """Not being run, not a shipped example, and cut off, stopped or failed (a fixed key, a network back)."""
+        return not self.running and not self.ref.read_only and self.latest.status_word()[0] in self.RESUMABLE
+
+    def action_resume(self) -> None:
+        if not self.resumable:
+            why = f"it is {self.latest.status_word()[0]}"
+            if self.running or self.ref.read_only:
+                why = "it is being run" if self.running else "a shipped example is never run"
+            self.notify(f"nothing to resume: {why}", severity="warning")
+            return
+        self.resume_runner()
+
+    @work(thread=True, group="process", name="resuming the session", exit_on_error=False)
+    def resume_runner(self) -> None:
+        idle = float(DEFAULT_IDLE_EXIT_MIN) * 60 if self.config is not None and self.config.driver == "human" else None
+        pid, log = start_runner(self.context, self.ref, idle)
+        self.app.call_from_thread(self.notify, f"resumed: a runner (pid {pid}) runs the session; its output goes to {log}")
 
     def action_stop_runner(self) -> None:
         if not self.running:
