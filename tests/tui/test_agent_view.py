@@ -302,3 +302,31 @@ async def test_the_sessions_table_shows_cost_once_an_agent_has_made_calls(make_a
         screen = narrow.screen
         assert isinstance(screen, SessionsScreen)
         assert {"session", "status"} <= set(screen.columns)  # the 80x24 rule holds with the cost column
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(60)
+async def test_a_followed_agent_session_shows_its_latest_turn(make_app, context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30, item 6: the live view said "following new events" while the Agent pane stayed at turn 1."""
+    from workbench.session.store import SessionStore
+
+    ref = agent_session(context.sessions_dir, finished=False)
+    monkeypatch.setattr(SessionStore, "is_running", lambda self, r: r.id == ref.id)  # as if a runner held it
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_session(app, pilot, ref)
+        assert view.running
+        await pilot.press("c")  # the Code tab in front while the turns arrive: the Agent pane is hidden
+        await settle(pilot)
+        for turn in range(4, 40):  # far more turns than the pane has lines
+            call = ModelCall(turn=turn, model=MODEL, usage=Usage(output=5), cost_usd=0.001, latency_s=0.1, text=f"turn {turn}")
+            read = ToolCall(turn=turn, call_id=f"k{turn}", name="read_file", arguments={"path": "solution.py"})
+            write_events(ref, [call, read])
+        await wait_until(pilot, lambda: view.timeline.usage.turns == 39, 10, "the new turns")
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        turns = view.query_one("#turns", TurnsView)
+        assert "following new events" in str(view.query_one("#replay-bar", Static).content)
+        assert turns.cursor == len(turns.entries) - 1, (turns.cursor, len(turns.entries))
+        assert turns.max_scroll_y > 0 and turns.scroll_y == turns.max_scroll_y, (turns.scroll_y, turns.max_scroll_y)
