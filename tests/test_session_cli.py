@@ -598,3 +598,29 @@ def test_follow_of_a_finished_session_with_later_events_returns_at_once(root: Pa
 
     items = list(session_log(store, finished, follow=True, sleep=sleep))
     assert type(items[-1]).__name__ == "SessionExcluded"
+
+
+# ---- session compare (issue 30, compare two sessions) -------------------------------------------------------
+
+
+def test_compare_two_sessions_side_by_side_with_the_diff_and_a_plot(root: Path, finished: SessionRef, tmp_path: Path) -> None:
+    other = finished_session(root, TASK, [SOLUTIONS[0], "def run(G, steps):\n    return G.float().half()\n"], report)
+    result = run(root, "compare", finished.id, other.id)
+    assert result.exit_code == 0, result.output
+    assert finished.id in result.stdout and other.id in result.stdout
+    assert "final speedup" in result.stdout and "w1 (ms)" in result.stdout
+    assert "-    return G.half()" in result.stdout and "+    return G.float().half()" in result.stdout
+    data = json.loads(run(root, "compare", finished.id, other.id, "--json").stdout)
+    first, second = data["sessions"]
+    assert first["id"] == finished.id and first["revisions"] == 3 and second["revisions"] == 2
+    assert [p["rev"] for p in first["speedup_by_revision"]] == [1, 2, 3] and first["workloads_ms"]["w1"] == pytest.approx(1.0)
+    assert data["diff"].startswith("--- a/solution.py")
+    plot = tmp_path / "curves.png"
+    assert run(root, "compare", finished.id, other.id, "--plot", str(plot)).exit_code == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    same = run(root, "compare", finished.id, finished.id)
+    assert same.exit_code == 2 and "the same session" in same.output
+    bad = run(root, "compare", finished.id, other.id, "--plot", str(tmp_path / "x.txt"))
+    assert bad.exit_code == 2 and ".png" in bad.output
+    unknown = run(root, "compare", finished.id, "nope")
+    assert unknown.exit_code == 2 and "no session" in unknown.output
