@@ -131,6 +131,21 @@ def test_review_confirms_or_changes_a_level_and_agreement_compares(root: Path, s
     assert code == 0 and "n/a (under 5 pairs)" in out
     code, _, err = invoke(root, "judge", "agreement", str(root / "no-such-folder"))
     assert code == 2 and "no such session or folder" in err
+    # the review queue: the levels no reviewer has looked at since the verdict (L2 of `session`; L1, L2 of `other`)
+    code, out, err = invoke(root, "judge", "queue", "--json")
+    assert code == 0, err
+    queue = json.loads(out)
+    assert queue["sessions"] == 2
+    assert {(p["session"], p["level"]) for p in queue["pending"]} == {(session.id, "L2"), (other.id, "L1"), (other.id, "L2")}
+    code, out, _ = invoke(root, "judge", "queue", other.id)
+    assert code == 0 and "2 level(s) to review in 1 session(s)" in out and f"review {other.id} --revision" in out
+    invoke(root, "review", session.id, "--level", "L2", "--confirm", "--reason", "fine")
+    code, out, _ = invoke(root, "judge", "queue", session.id)
+    assert code == 0 and "nothing to review in 1 session(s)" in out
+    # a newer verdict is not covered by the reviews of the older one
+    judge_session(store, session, catalog, ScriptedJudge([reply()]))
+    code, out, _ = invoke(root, "judge", "queue", session.id, "--json")
+    assert {p["level"] for p in json.loads(out)["pending"]} == {"L1", "L2", "L3"}
 
 
 def test_shipped_examples_are_read_only(tmp_path: Path, root: Path, session: SessionRef) -> None:

@@ -148,6 +148,61 @@ def judge_cmd(
     raise typer.Exit(EXIT_OK if verdict.complete else EXIT_FAILED)
 
 
+@judge_app.command("queue")
+def queue_cmd(
+    sessions: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[SESSIONS]...",
+            help="Session ids, session folders or folders of sessions (default: every session of the sessions root).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """The review queue: every level of a judge's verdict that no reviewer has looked at since it was given,
+    across sessions (the shipped examples, which cannot be reviewed, left out).
+
+    Each row names the session, the verdict's kind and revision, the level and the judge's score, with the
+    `review` command that settles it. Exit code 0 (an empty queue included), 2 for a session that cannot be
+    found or read.
+    """
+    from workbench.judge.scores import review_queue
+    from workbench.scoring.collect import find_sessions
+    from workbench.session.layout import SessionRef
+
+    with user_errors():
+        store = session_store(sessions_dir)
+        if sessions:
+            folders = find_sessions(sessions, store)
+        else:
+            folders = [ref.dir for ref in store.list() if not ref.read_only]
+        examples = store.examples.resolve() if store.examples is not None else None
+        pending = []
+        for folder in folders:
+            if examples is not None and folder.resolve().parent == examples:
+                continue
+            pending += review_queue(folder.name, store.load(SessionRef(folder.name, folder)))
+    if as_json:
+        rows = [{"session": p.session, "kind": p.kind, "rev": p.rev, "level": p.level, "judge": p.judge} for p in pending]
+        write_stdout(json.dumps({"sessions": len(folders), "pending": rows}, indent=2) + "\n")
+        return
+    if not pending:
+        write_stdout(f"nothing to review in {len(folders)} session(s)\n")
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{len(pending)} level(s) to review in {len(folders)} session(s)", title_justify="left")
+    for column in ("session", "kind", "rev", "level", "judge", "settle with"):
+        table.add_column(column, overflow="fold", no_wrap=column == "session")
+    for p in pending:
+        score = "invalid" if p.judge is None else f"{p.judge:g}"
+        settle = f"review {p.session} --revision {p.rev} --level {p.level} (--confirm | --score N) --reason ..."
+        table.add_row(p.session, p.kind, str(p.rev), p.level, score, settle)
+    stdout().print(table)
+
+
 @judge_app.command("agreement")
 def agreement_cmd(
     session_ids: Annotated[
@@ -238,4 +293,4 @@ def review_cmd(
 if __name__ == "__main__":
     judge_app(prog_name="d2k-workbench judge")
 
-__all__ = ["agreement_cmd", "judge_app", "judge_cmd", "review_cmd", "verdict_lines"]
+__all__ = ["agreement_cmd", "judge_app", "judge_cmd", "queue_cmd", "review_cmd", "verdict_lines"]

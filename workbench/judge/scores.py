@@ -127,6 +127,34 @@ def effective_scores(source: object, kind: VerdictKind | None = None) -> dict[in
     return scores
 
 
+# --- the review queue -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One level of a judge's verdict that no reviewer has looked at since the verdict was given."""
+
+    session: str
+    kind: VerdictKind
+    rev: int
+    level: Level
+    judge: float | None  # the judge's score (None: its answer for the level was invalid)
+
+
+def review_queue(session: str, source: object) -> list[Pending]:
+    """The levels of the session's latest verdicts (per kind and revision) with no review given after that
+    verdict: a review of an earlier verdict does not cover a newer one."""
+    pending: list[Pending] = []
+    for (kind, rev), judgement in sorted(judgements(source).items(), key=lambda item: (item[0][1], item[0][0])):
+        if judgement.verdict is None or judgement.verdict_seq is None:
+            continue
+        for level in LEVELS:
+            covered = any(review.level == level and seq > judgement.verdict_seq for seq, review in judgement.reviews)
+            if not covered:
+                pending.append(Pending(session, kind, rev, level, judgement.judge_score(level)))
+    return pending
+
+
 # --- agreement between the judge and the reviewers -------------------------------------------------------
 
 
