@@ -60,6 +60,9 @@ def test_the_runner_command_carries_the_idle_exit(context: WorkbenchContext) -> 
 @pytest.mark.slow  # a Pilot session of 4-5 s; the dialog/screen keeps quicker tests in the fast subset
 @pytest.mark.asyncio
 async def test_tab_reaches_every_field_the_command_one_included(make_app: Callable[[], WorkbenchApp]) -> None:
+    """Issue 30, item 11: only the chosen driver's fields are shown, right below the driver; choosing one keeps
+    the focus on the driver and Tab goes on to its first field (it skipped it before), so nothing typed lands
+    in another driver's field (the digits-only idle field dropped a command typed there)."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         dialog = await open_dialog(app, pilot)
@@ -67,19 +70,19 @@ async def test_tab_reaches_every_field_the_command_one_included(make_app: Callab
         for _ in range(10):
             await pilot.press("tab")
             seen.append(app.focused.id if app.focused else None)
-        assert seen[:4] == ["launch-task", "launch-guidance", "launch-driver", "launch-command"]
-        assert {"launch-from", "launch-idle", "launch-device", "launch-timeout", "launch-workloads", "launch-start"} <= set(seen)
-        while app.focused is None or app.focused.id != "launch-command":
-            await pilot.press("tab")
-        await pilot.press(*"echo hi")  # typing a command picks the command driver
-        assert dialog.query_one("#launch-driver", Select).value == "command"
-        assert dialog.request().settings == CommandConfig(command="echo hi")
-        dialog.query_one("#launch-driver", Select).value = "human"
+        assert seen[:4] == ["launch-task", "launch-guidance", "launch-driver", "launch-idle"]  # the human driver's field
+        assert {"launch-device", "launch-timeout", "launch-workloads", "launch-start"} <= set(seen)
+        assert not {"launch-command", "launch-from", "launch-provider"} & set(seen)  # other drivers' fields: hidden
         dialog.query_one("#launch-driver", Select).focus()
-        await pilot.press("enter", "down", "enter")  # choosing the command driver moves on to its field
+        await pilot.press("enter", "down", "enter")  # the command driver
         await pilot.pause()
         assert dialog.query_one("#launch-driver", Select).value == "command"
+        assert app.focused is not None and app.focused.id == "launch-driver"
+        assert not dialog.query_one("#launch-row-human").display and dialog.query_one("#launch-row-command").display
+        await pilot.press("tab")
         assert app.focused is not None and app.focused.id == "launch-command"
+        await pilot.press(*"echo hi")
+        assert dialog.request().settings == CommandConfig(command="echo hi")
 
 
 @pytest.mark.asyncio
@@ -208,9 +211,10 @@ async def test_the_agent_driver_creates_an_agent_session_with_the_chosen_fields(
         dialog = await open_dialog(app, pilot)
         assert not agent_fields(dialog).display  # the human driver: no agent fields
         dialog.query_one("#launch-driver", Select).focus()
-        await pilot.press("enter", *["down"] * 3, "enter")  # choosing the agent moves on to its first field
+        await pilot.press("enter", *["down"] * 3, "enter")  # the agent: Tab goes on to its first field
         await pilot.pause()
         assert dialog.query_one("#launch-driver", Select).value == "agent" and agent_fields(dialog).display
+        await pilot.press("tab")
         assert app.focused is not None and app.focused.id == "launch-provider"
         assert dialog.query_one("#launch-turns", Input).value == str(DEFAULT_MAX_TURNS)
         dialog.query_one("#launch-provider", Select).value = "anthropic"
@@ -326,3 +330,35 @@ async def test_a_missing_key_is_warned_about_but_does_not_block(
         assert (config.agent.provider, config.agent.model, config.agent.base_url) == ("openai", "gpt-test", None)
         assert any("OPENAI_API_KEY is not set" in text for text in notices(app))
         assert not any(SECRET in text for text in notices(app))
+
+
+@pytest.mark.asyncio
+async def test_n_opens_on_the_highlighted_task_and_the_task_is_remembered(make_app: Callable[[], WorkbenchApp]) -> None:
+    """Issue 30, item 11: `n` ignored the highlighted task, and the Task field reset each time while the other
+    fields were remembered; ctrl+s was not in the footer."""
+    from textual.widgets import DataTable
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)  # the tasks area opens first
+        tasks = [str(key.value) for key in table.rows]
+        assert len(tasks) >= 2
+        table.focus()
+        table.move_cursor(row=1)
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, LaunchScreen)
+        assert dialog.query_one("#launch-task", Select).value == tasks[1]
+        assert "ctrl+s" in {key.key for key in dialog.query("FooterKey")}  # type: ignore[attr-defined]
+        dialog.query_one("#launch-task", Select).value = tasks[0]
+        await pilot.pause()
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("c")  # the campaigns area highlights no task: the one chosen last time comes back
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.screen.query_one("#launch-task", Select).value == tasks[0]

@@ -123,7 +123,10 @@ class WorkbenchApp(App[None]):
         self.switch_mode("sessions")
 
     def action_launch(self, task_id: str | None = None) -> None:
-        """Open the launch dialog; a session it starts opens in its live view."""
+        """Open the launch dialog (on the task highlighted where it was asked for, if any); a session it starts
+        opens in its live view."""
+        if task_id is None:
+            task_id = getattr(self.screen, "launch_task", None)
         self.push_screen(launch_screen(task_id), self._launched)
 
     def _launched(self, ref: object) -> None:

@@ -22,6 +22,7 @@ DEFAULT_IDLE_EXIT_MIN = 30  # a human session launched from the workbench ends a
 class LaunchChoices:
     """The launch dialog's last choices in this app, so that it opens as it was left (the fields as typed)."""
 
+    task: str = ""  # "" = the first task (a task highlighted where `n` was pressed comes first)
     guidance: GuidanceConfig = "none"
     driver: str = "human"
     command: str = ""

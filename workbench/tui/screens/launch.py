@@ -33,6 +33,7 @@ from workbench.session.options import driver_from_options
 from workbench.tui.context import WorkbenchContext, gpu_devices
 from workbench.tui.messages import LaunchOptionsLoaded, SessionLaunched
 from workbench.tui.screens.base import STYLES, WorkbenchModal
+from workbench.tui.widgets.footer import WorkbenchFooter
 
 RUNNER_LOG = "runner.log"  # the runner's stdout/stderr, in the session directory
 LAUNCH_DRIVERS = ("human", "command", "replay", "agent")
@@ -201,7 +202,8 @@ class LaunchScreen(WorkbenchModal):
             tasks, problem = [], exc.message
         devices = ["cpu", *gpu_devices()]
         choices = self.context.launch
-        initial_task = self.task_id if self.task_id in tasks else (tasks[0] if tasks else Select.BLANK)
+        remembered = choices.task if choices.task in tasks else None
+        initial_task = self.task_id if self.task_id in tasks else (remembered or (tasks[0] if tasks else Select.BLANK))
         with VerticalScroll(id="launch-dialog"):
             yield Static("New session", id="launch-title")
             with Horizontal(classes="launch-field"):
@@ -217,7 +219,7 @@ class LaunchScreen(WorkbenchModal):
                 driver = choices.driver if choices.driver in REMEMBERED_DRIVERS else "human"
                 yield Select([(d, d) for d in LAUNCH_DRIVERS], value=driver, allow_blank=False, compact=True, id="launch-driver")
             yield from self.compose_agent(driver == "agent")
-            with Horizontal(classes="launch-field"):
+            with Horizontal(classes="launch-field", id="launch-row-command"):
                 yield Label("Command")
                 yield Input(
                     choices.command,
@@ -225,10 +227,10 @@ class LaunchScreen(WorkbenchModal):
                     compact=True,
                     id="launch-command",
                 )
-            with Horizontal(classes="launch-field"):
+            with Horizontal(classes="launch-field", id="launch-row-replay"):
                 yield Label("Replay of")
                 yield Select[str]([], prompt="replay driver: a recorded session of this task", compact=True, id="launch-from")
-            with Horizontal(classes="launch-field"):
+            with Horizontal(classes="launch-field", id="launch-row-human"):
                 yield Label("Idle exit (min)")
                 yield Input(
                     choices.idle_exit_min,
@@ -263,6 +265,7 @@ class LaunchScreen(WorkbenchModal):
             with Horizontal(id="launch-buttons"):
                 yield Button("Start", variant="primary", id="launch-start")
                 yield Button("Cancel", id="launch-cancel")
+        yield WorkbenchFooter()
 
     def compose_agent(self, shown: bool) -> ComposeResult:
         """The agent's fields, in a box shown only while the agent driver is chosen."""
@@ -316,8 +319,22 @@ class LaunchScreen(WorkbenchModal):
 
     def on_mount(self) -> None:
         self.query_one("#launch-task", Select).focus()
+        self._show_driver_fields(str(self.query_one("#launch-driver", Select).value))
         self._load_options()
         self._update_key_warning()
+
+    DRIVER_ROWS = {
+        "agent": "#launch-agent",
+        "command": "#launch-row-command",
+        "replay": "#launch-row-replay",
+        "human": "#launch-row-human",
+    }
+
+    def _show_driver_fields(self, driver: str) -> None:
+        """Only the chosen driver's fields are shown, right below the driver: Tab from the driver reaches
+        them first, and nothing typed lands in another driver's field."""
+        for name, selector in self.DRIVER_ROWS.items():
+            self.query_one(selector).display = name == driver
 
     # ---- what the chosen task offers: its workloads and the sessions a replay can re-run ---------------
 
@@ -356,18 +373,15 @@ class LaunchScreen(WorkbenchModal):
     def _task_changed(self) -> None:
         self._show_error("")
         self._load_options()
+        self._remember()
 
     # ---- the driver's fields pick the driver; the choices are remembered ---------------------------
 
     @on(Select.Changed, "#launch-driver")
     def _driver_changed(self, event: Select.Changed) -> None:
-        """A driver chosen by the user moves on to its own field (not one set as the dialog opens or by
-        typing in that field)."""
-        agent = event.value == "agent"
-        self.query_one("#launch-agent").display = agent
-        focus = {"command": "#launch-command", "replay": "#launch-from", "agent": "#launch-provider"}.get(str(event.value))
-        if focus is not None and event.select.has_focus_within:
-            self.query_one(focus).focus()
+        """The chosen driver's fields are shown (the others hidden); focus stays on the driver, and Tab goes
+        on to the first of its fields."""
+        self._show_driver_fields(str(event.value))
         self._update_key_warning()
         self._remember()
 
@@ -417,6 +431,9 @@ class LaunchScreen(WorkbenchModal):
     def _remember(self) -> None:
         """Keep the fields as they are now in the app's context, for the next time the dialog opens."""
         choices = self.context.launch
+        task = self.query_one("#launch-task", Select).value
+        if isinstance(task, str):
+            choices.task = task
         guidance = self.query_one("#launch-guidance", Select).value
         if guidance in CONFIGS:
             choices.guidance = cast("GuidanceConfig", guidance)

@@ -201,6 +201,13 @@ class SessionsScreen(WorkbenchScreen):
         self.query_one("#sessions-hint", Static).update(Text(hint, style="dim"))
 
     @property
+    def launch_task(self) -> str | None:
+        """The highlighted session's task, for the launch dialog `n` opens."""
+        selected = self.selected_id
+        row = next((r for r, _ in self.rows if r.id == selected), None)
+        return row.task if row is not None and row.task else None
+
+    @property
     def selected_id(self) -> str | None:
         table = self.query_one("#session-table", DataTable)
         if not table.row_count:

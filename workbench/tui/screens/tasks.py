@@ -268,6 +268,12 @@ class TasksScreen(WorkbenchScreen):
     def action_previous_level(self) -> None:
         self._cycle(-1)
 
+    @property
+    def launch_task(self) -> str | None:
+        """The highlighted task, for the launch dialog `n` opens."""
+        row = self.selected
+        return row.task_id if row is not None and row.usable else None
+
     async def action_launch_selected(self) -> None:
         row = self.selected
         if row is not None and not row.usable:
