@@ -327,3 +327,25 @@ async def test_r_resumes_an_interrupted_session_and_is_dimmed_where_nothing_can_
         await pilot.press("R")
         await settle(pilot)
         assert started == [ref.id]
+
+
+@pytest.mark.asyncio
+async def test_a_just_launched_session_reads_runner_starting_not_stopped(make_app, context) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30, item 12: "runner stopped" flashed right after a launch, before the runner held the session."""
+    from workbench.session.events import SessionStarted
+    from workbench.session.testing import new_session, write_events
+
+    ref = new_session(context.sessions_dir, "muon_orthogonalize", "def run(G, steps):\n    return G\n")
+    write_events(ref, [SessionStarted(task="muon_orthogonalize", guidance="none", driver="command", device="cpu")])
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_session(ref, runner_started=True)
+        await settle(pilot)
+        bar = str(app.screen.query_one("#replay-bar", Static).content)
+        assert "runner starting" in bar and "runner stopped" not in bar
+        await pilot.press("escape")
+        await settle(pilot)
+        app.open_session(ref)  # opened later, with no runner: it stopped
+        await settle(pilot)
+        assert "runner stopped" in str(app.screen.query_one("#replay-bar", Static).content)

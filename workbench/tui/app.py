@@ -45,10 +45,10 @@ def launch_screen(task_id: str | None) -> Screen[object]:
     return LaunchScreen(task_id)
 
 
-def session_view(ref: SessionRef) -> Screen[None]:
+def session_view(ref: SessionRef, runner_started: bool = False) -> Screen[None]:
     from workbench.tui.screens.session_view import SessionViewScreen  # noqa: PLC0415 (start-up time: imported when first shown)
 
-    return SessionViewScreen(ref)
+    return SessionViewScreen(ref, runner_started=runner_started)
 
 
 def review_screen(ref: SessionRef, rev: int | None) -> Screen[None]:
@@ -131,13 +131,14 @@ class WorkbenchApp(App[None]):
 
     def _launched(self, ref: object) -> None:
         if isinstance(ref, SessionRef):
-            self.open_session(ref)
+            self.open_session(ref, runner_started=True)
 
-    def open_session(self, ref: SessionRef) -> None:
-        """Show the sessions area with the session's view on top."""
+    def open_session(self, ref: SessionRef, runner_started: bool = False) -> None:
+        """Show the sessions area with the session's view on top (`runner_started`: a runner was just
+        started for it, and may not hold the session yet)."""
         if self.current_mode != "sessions":
             self.switch_mode("sessions")
-        self.push_screen(session_view(ref))
+        self.push_screen(session_view(ref, runner_started))
 
     def open_review(self, ref: SessionRef, rev: int | None) -> None:
         """The review of a session's revision, over the current screen."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -92,9 +93,13 @@ class SessionViewScreen(WorkbenchScreen):
         Binding("a", "tab('tab-agent')", "Agent transcript", show=False, id="session.agent"),
     ]
 
-    def __init__(self, ref: SessionRef) -> None:
+    RUNNER_START_S = 30.0  # a runner just started has this long to take the session's lock
+
+    def __init__(self, ref: SessionRef, runner_started: bool = False) -> None:
         super().__init__()
         self.ref = ref
+        # until then, a session not (yet) held by a runner reads "runner starting", not "runner stopped"
+        self.runner_expected_until = time.monotonic() + self.RUNNER_START_S if runner_started else 0.0
         self.timeline = Timeline()
         self.config: SessionConfig | None = None
         self.tail: LogTail | None = None
@@ -328,8 +333,11 @@ class SessionViewScreen(WorkbenchScreen):
             bar.append(" (f or > to follow)", style="dim")
         elif self.running:
             bar.append("  the session runs: f follows it", style="yellow")
+        if self.running:
+            self.runner_expected_until = 0.0  # it holds the session: a later stop is a stop
         if not self.running and timeline.state.finished is None and not self.ref.read_only and timeline.at_end:
-            bar.append("  runner stopped", style="dim")
+            starting = time.monotonic() < self.runner_expected_until
+            bar.append("  runner starting…" if starting else "  runner stopped", style="dim")
         bar.append("   [ ] revision  { } event  < > start/end  space play", style="dim")
         self.query_one("#replay-bar", Static).update(bar)
         self.sub_title = f"Session · {self.position_label()}"
