@@ -362,3 +362,32 @@ async def test_n_opens_on_the_highlighted_task_and_the_task_is_remembered(make_a
         await pilot.press("n")
         await settle(pilot)
         assert app.screen.query_one("#launch-task", Select).value == tasks[0]
+
+
+@pytest.mark.asyncio
+async def test_an_agent_whose_provider_does_not_answer_makes_no_session(
+    context: WorkbenchContext, started: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: the dialog checks the provider first (one call, not retried); a wrong base URL used to leave
+    a failed session behind after a minute of retries."""
+    import dataclasses
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    app = WorkbenchApp(dataclasses.replace(context, check_providers=True))
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await open_dialog(app, pilot)
+        dialog.query_one("#launch-driver", Select).value = "agent"
+        dialog.query_one("#launch-provider", Select).value = "openai"
+        dialog.query_one("#launch-model", Input).value = "gpt-4.1"
+        dialog.query_one("#launch-base-url", Input).value = f"http://127.0.0.1:{port}/v1"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, LaunchScreen)
+        error = str(dialog.query_one("#launch-error", Static).content)
+        assert "check the base URL" in error and "no session was made" in error and SECRET not in error
+        assert started == [] and not any(context.sessions_dir.iterdir())

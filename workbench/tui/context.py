@@ -48,6 +48,7 @@ class WorkbenchContext:
     examples_dir: Path | None = EXAMPLES_DIR
     campaigns_dir: Path = field(default_factory=lambda: paths.campaigns_root().resolve())
     launch: LaunchChoices = field(default_factory=LaunchChoices, compare=False)
+    check_providers: bool = True  # an agent session's provider answers one call before it is created
 
     @classmethod
     def from_roots(

@@ -90,7 +90,18 @@ def start_runner(context: WorkbenchContext, ref: SessionRef, idle_exit_s: float 
 
 
 def launch(context: WorkbenchContext, request: LaunchRequest) -> Launched:
-    """Create the session and start its runner. WorkbenchError for a bad request."""
+    """Check an agent's provider (one call, not retried: `workbench.agent.check`), create the session and
+    start its runner. WorkbenchError for a bad request, or a provider that fails the check (no session made)."""
+    settings = request.settings
+    if isinstance(settings, AgentConfig) and context.check_providers:
+        from workbench.agent import default_provider  # noqa: PLC0415 (the model SDKs: imported when an agent starts)
+        from workbench.agent.check import check_provider  # noqa: PLC0415
+
+        checked = check_provider(
+            default_provider, settings.provider, settings.model, settings.base_url, allow_unpriced=settings.allow_unpriced
+        )
+        if checked.failure is not None:
+            raise UsageError(f"{checked.failure} (no session was made)")
     ref = create_session(
         context.store,
         context.catalog,
