@@ -349,3 +349,59 @@ async def test_a_just_launched_session_reads_runner_starting_not_stopped(make_ap
         app.open_session(ref)  # opened later, with no runner: it stopped
         await settle(pilot)
         assert "runner stopped" in str(app.screen.query_one("#replay-bar", Static).content)
+
+
+@pytest.mark.asyncio
+async def test_exclude_include_and_delete_from_the_sessions_screen(make_app, context) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30, session actions: X excludes the highlighted session with a reason (and counts it again), del
+    deletes it after a confirmation; the shipped example is refused both."""
+    from workbench.session.store import SessionStore
+    from workbench.tui.screens.session_actions import ActionDialog
+
+    ref = finished_session(
+        context.sessions_dir,
+        "muon_orthogonalize",
+        ["def run(G, steps):\n    return G\n"],
+        lambda rev: timed_report("muon_orthogonalize", {"w1": (1.0, 2.0)}, device="cpu", duration_s=0.5),
+    )
+    store = SessionStore(context.sessions_dir, None)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one("#session-table", DataTable)
+        table.move_cursor(row=0)
+        assert screen.selected_id == ref.id
+        await pilot.press("X")
+        await settle(pilot)
+        assert isinstance(app.screen, ActionDialog)
+        await pilot.press("enter")  # no reason: refused in the dialog
+        await settle(pilot)
+        assert isinstance(app.screen, ActionDialog) and "say why" in str(app.screen.query_one("#action-error", Static).content)
+        await pilot.press(*"flaky machine", "enter")
+        await settle(pilot)
+        excluded = store.load(ref).state.excluded
+        assert excluded is not None and excluded.reason == "flaky machine"
+        await pilot.press("X", *"fixed", "enter")
+        await settle(pilot)
+        assert store.load(ref).state.excluded is None
+        await pilot.press("delete")
+        await settle(pilot)
+        assert isinstance(app.screen, ActionDialog)
+        await pilot.press("escape")  # cancelled: nothing deleted
+        await settle(pilot)
+        assert ref.dir.exists()
+        await pilot.press("delete")
+        await settle(pilot)
+        app.screen.query_one("#action-ok").press()
+        await settle(pilot)
+        assert not ref.dir.exists()
+        await settle(pilot)
+        table.move_cursor(row=0)
+        assert screen.selected_id == EXAMPLE_ID
+        await pilot.press("delete")
+        await settle(pilot)
+        assert not isinstance(app.screen, ActionDialog)  # the example: refused with a notice
+        assert any("shipped example" in n.message for n in app._notifications)

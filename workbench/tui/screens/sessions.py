@@ -13,12 +13,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Header, Input, Static
 
+from workbench.errors import WorkbenchError
 from workbench.session.format import format_speedup, status_style
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionSummary
 from workbench.tui.costs import CostTracker
 from workbench.tui.messages import SessionsLoaded
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
+from workbench.tui.screens.session_actions import ActionDialog, delete_session, toggle_exclusion
 from workbench.tui.turns import AgentUsage
 from workbench.tui.widgets.footer import WorkbenchFooter
 
@@ -110,6 +112,9 @@ class SessionsScreen(WorkbenchScreen):
         Binding("slash", "filter", "Filter", key_display="/", id="sessions.filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="sessions.clear_filter"),
         Binding("r", "refresh", "Refresh", id="sessions.refresh"),
+        # in the hint line and the help (the footer keeps room for the app's keys)
+        Binding("X", "exclude", "Exclude/include", key_display="X", show=False, id="sessions.exclude"),
+        Binding("delete", "delete", "Delete", key_display="del", show=False, id="sessions.delete"),
     ]
 
     def __init__(self) -> None:
@@ -195,10 +200,62 @@ class SessionsScreen(WorkbenchScreen):
         hidden = [column for column in candidates if column not in columns]
         if hidden:
             hint += f" · hidden at this width: {', '.join(hidden)}"
-        hint += " · enter opens · / filters · n starts a new session"
+        hint += " · enter opens · / filters · n starts a new session · X excludes · del deletes"
         if not self.rows:
             hint = "No sessions yet: press n to start one (examples ship in sessions/examples)."
         self.query_one("#sessions-hint", Static).update(Text(hint, style="dim"))
+
+    # ---- actions on the highlighted session ----------------------------------------------------------
+
+    def _selected_ref(self) -> SessionRef | None:
+        selected = self.selected_id
+        ref = self.refs.get(selected) if selected is not None else None
+        if ref is None:
+            self.notify("no session is highlighted", severity="warning")
+        elif ref.read_only:
+            self.notify(f"{ref.id} is a shipped example: read-only", severity="warning")
+            return None
+        return ref
+
+    def action_exclude(self) -> None:
+        """Set the highlighted session aside (reports list it, with the reason, among those not counted), or
+        count it again when it is excluded."""
+        ref = self._selected_ref()
+        if ref is None:
+            return
+        excluded = self.context.store.load(ref).state.excluded
+        if excluded is not None:
+            question = f"Count {ref.id} again? It was excluded: {excluded.reason}"
+            dialog = ActionDialog("Include the session", question, reason=True, confirm="Include")
+        else:
+            question = f"Set {ref.id} aside: reports stop counting it and list it, with the reason, among those not counted."
+            dialog = ActionDialog("Exclude the session", question, reason=True, confirm="Exclude")
+        self.app.push_screen(dialog, lambda reason: self._act(ref, "exclude", reason))
+
+    def action_delete(self) -> None:
+        """Delete the highlighted session (its folder, workspace and history), after a confirmation."""
+        ref = self._selected_ref()
+        if ref is None:
+            return
+        question = f"Delete {ref.id}: its folder, event log, workspace and git history? This cannot be undone."
+        dialog = ActionDialog("Delete the session", question, reason=False, confirm="Delete")
+        self.app.push_screen(dialog, lambda answer: self._act(ref, "delete", answer))
+
+    def _act(self, ref: SessionRef, what: str, answer: object) -> None:
+        if not isinstance(answer, str):
+            return  # cancelled
+        self.run_action_on(ref, what, answer)
+
+    @work(thread=True, group="session-actions", name="changing a session", exit_on_error=False)
+    def run_action_on(self, ref: SessionRef, what: str, reason: str) -> None:
+        store = self.context.store
+        try:
+            done = delete_session(store, ref) if what == "delete" else toggle_exclusion(store, ref, reason)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
+            return
+        self.app.call_from_thread(self.notify, done)
+        self.app.call_from_thread(self.action_refresh)
 
     @property
     def launch_task(self) -> str | None:
