@@ -405,3 +405,37 @@ async def test_exclude_include_and_delete_from_the_sessions_screen(make_app, con
         await settle(pilot)
         assert not isinstance(app.screen, ActionDialog)  # the example: refused with a notice
         assert any("shipped example" in n.message for n in app._notifications)
+
+
+@pytest.mark.asyncio
+async def test_equals_on_two_sessions_compares_them(make_app, context) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30, compare: `=` marks the highlighted session, `=` on another opens the two side by side."""
+    from workbench.tui.screens.compare import CompareScreen
+    from workbench.tui.widgets.code_view import CodeView
+
+    ref = finished_session(
+        context.sessions_dir,
+        "muon_orthogonalize",
+        ["def run(G, steps):\n    return G\n"],
+        lambda rev: timed_report("muon_orthogonalize", {"w1": (1.0, 2.0)}, device="cpu", duration_s=0.5),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one("#session-table", DataTable)
+        table.move_cursor(row=0)
+        await pilot.press("equals_sign")
+        assert screen.compare_base is not None and screen.compare_base.id == ref.id
+        table.move_cursor(row=1)
+        await pilot.press("equals_sign")
+        await settle(pilot)
+        compared = app.screen
+        assert isinstance(compared, CompareScreen)
+        assert compared.comparison is not None and [s.id for s in compared.comparison.sides] == [ref.id, EXAMPLE_ID]
+        assert "+++ b/solution.py" in compared.query_one("#compare-diff", CodeView).text
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and screen.compare_base is None

@@ -4,12 +4,13 @@ synthetic agent session with a fixed id; no clocks)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from workbench.session.layout import SessionRef
 
 from .agent_session import agent_session
-from .conftest import SIZE, settle
+from .conftest import EXAMPLE_ID, SIZE, settle
 
 
 def pressing(*steps: tuple[str, ...]) -> Callable[[Any], Awaitable[None]]:
@@ -60,3 +61,53 @@ def test_agent_session_view(snap_compare, make_app, context) -> None:  # type: i
         await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=open_it)
+
+
+# ---- issue 30's new screens, at 80x24 and 160x48 ----------------------------------------------------------
+
+
+def _compared(context: Any) -> Callable[[Any], Awaitable[None]]:
+    """The shipped example and a synthetic agent session (both read-only, fixed ids) side by side."""
+    from workbench.tui.screens.compare import CompareScreen
+
+    ref = agent_session(context.examples_dir)
+    agent = SessionRef(ref.id, ref.dir, read_only=True)
+
+    async def open_it(pilot: Any) -> None:
+        await settle(pilot)
+        example = pilot.app.context.store.resolve(EXAMPLE_ID)
+        await pilot.app.push_screen(CompareScreen(example, agent))
+        await settle(pilot)
+
+    return open_it
+
+
+def test_compare_screen(snap_compare, make_app, context) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=(160, 48), run_before=_compared(context))
+
+
+def test_compare_screen_narrow(snap_compare, make_app, context) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_compared(context))
+
+
+def _deleting(context: Any) -> Callable[[Any], Awaitable[None]]:
+    from workbench.session.testing import finished_session, timed_report
+
+    created = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    finished_session(
+        context.sessions_dir,
+        "muon_orthogonalize",
+        ["def run(G, steps):\n    return G\n"],
+        lambda rev: timed_report("muon_orthogonalize", {"w1": (1.0, 2.0)}, device="cpu", duration_s=0.5),
+        session_id="20261201-090000-muon_orthogonalize-snap",
+        created=created,
+    )
+    return pressing(("s",), ("delete",))
+
+
+def test_delete_dialog(snap_compare, make_app, context) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=(160, 48), run_before=_deleting(context))
+
+
+def test_delete_dialog_narrow(snap_compare, make_app, context) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_deleting(context))

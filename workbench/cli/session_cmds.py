@@ -30,10 +30,7 @@ from workbench.cli.common import (
 )
 
 if TYPE_CHECKING:  # the session package (GitPython, watchfiles) is imported by the commands that use it
-    from rich.table import Table
-
     from workbench.agent import ProviderFactory
-    from workbench.session.compare import Comparison, Side
     from workbench.session.config import SessionConfig
     from workbench.session.events import Event
     from workbench.session.layout import SessionRef
@@ -374,7 +371,7 @@ def compare_cmd(
     The final revision is the submission, else the best evaluated one. Exit code 0, or 2 for an unknown
     session or a plot file that cannot be written.
     """
-    from workbench.session.compare import compare, comparison_json, plot_curves
+    from workbench.session.compare import compare, comparison_json, comparison_table, plot_curves
 
     with session_errors():
         store = session_store(sessions_dir)
@@ -389,46 +386,13 @@ def compare_cmd(
     if as_json:
         write_stdout(json.dumps(comparison_json(comparison), indent=2) + "\n")
         return
-    stdout().print(_comparison_table(comparison))
+    stdout().print(comparison_table(comparison))
     if comparison.diff:
         write_stdout(comparison.diff)
     else:
         stderr().print("their final solutions are the same (or neither has one)", highlight=False)
     if plot is not None:
         stderr().print(f"plot: {plot}", highlight=False)
-
-
-def _comparison_table(comparison: Comparison) -> Table:
-    from rich.table import Table as RichTable
-
-    from workbench.session.format import format_speedup
-
-    left, right = comparison.sides
-    table = RichTable(title=f"{left.task}: two sessions", title_justify="left")
-    table.add_column("")
-    table.add_column(left.id, overflow="fold")
-    table.add_column(right.id, overflow="fold")
-
-    def cost(side: Side) -> str:
-        return "-" if side.cost_usd is None else f"${side.cost_usd:.4f}"
-
-    rows = [
-        ("who", left.who, right.who),
-        ("guidance", left.guidance, right.guidance),
-        ("state", left.state, right.state),
-        ("revisions", str(left.revisions), str(right.revisions)),
-        ("final revision", str(left.final_rev or "-"), str(right.final_rev or "-")),
-        ("final status", left.final_status or "-", right.final_status or "-"),
-        ("final speedup", format_speedup(left.final_speedup), format_speedup(right.final_speedup)),
-        ("tokens in / out", *(f"{side.usage.input_tokens:,} / {side.usage.output_tokens:,}" for side in (left, right))),
-        ("cost", cost(left), cost(right)),
-    ]
-    for name in sorted(set(left.workloads) | set(right.workloads)):
-        cells = [side.workloads.get(name) for side in (left, right)]
-        rows.append((f"{name} (ms)", *("-" if ms is None else f"{ms:.4g}" for ms in cells)))
-    for row in rows:
-        table.add_row(*row)
-    return table
 
 
 @session_app.command("stop")

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.table import Table
+
 from workbench.llm.usage import Usage
 from workbench.session.diff import unified
+from workbench.session.format import format_speedup
 from workbench.session.layout import SessionRef
 from workbench.session.state import RevisionState, SessionState
 from workbench.session.store import SessionStore, SessionView
@@ -97,6 +100,36 @@ def compare(store: SessionStore, a: SessionRef, b: SessionRef) -> Comparison:
         else ""
     )
     return Comparison((left, right), diff)
+
+
+def comparison_table(comparison: Comparison) -> Table:
+    """The two sessions side by side, as `session compare` and the workbench show them."""
+    left, right = comparison.sides
+    table = Table(title=f"{left.task}: two sessions", title_justify="left")
+    table.add_column("")
+    table.add_column(left.id, overflow="fold")
+    table.add_column(right.id, overflow="fold")
+
+    def cost(side: Side) -> str:
+        return "-" if side.cost_usd is None else f"${side.cost_usd:.4f}"
+
+    rows = [
+        ("who", left.who, right.who),
+        ("guidance", left.guidance, right.guidance),
+        ("state", left.state, right.state),
+        ("revisions", str(left.revisions), str(right.revisions)),
+        ("final revision", str(left.final_rev or "-"), str(right.final_rev or "-")),
+        ("final status", left.final_status or "-", right.final_status or "-"),
+        ("final speedup", format_speedup(left.final_speedup), format_speedup(right.final_speedup)),
+        ("tokens in / out", *(f"{side.usage.input_tokens:,} / {side.usage.output_tokens:,}" for side in (left, right))),
+        ("cost", cost(left), cost(right)),
+    ]
+    for name in sorted(set(left.workloads) | set(right.workloads)):
+        cells = [side.workloads.get(name) for side in (left, right)]
+        rows.append((f"{name} (ms)", *("-" if ms is None else f"{ms:.4g}" for ms in cells)))
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def comparison_json(c: Comparison) -> dict[str, object]:

@@ -115,6 +115,7 @@ class SessionsScreen(WorkbenchScreen):
         # in the hint line and the help (the footer keeps room for the app's keys)
         Binding("X", "exclude", "Exclude/include", key_display="X", show=False, id="sessions.exclude"),
         Binding("delete", "delete", "Delete", key_display="del", show=False, id="sessions.delete"),
+        Binding("equals_sign", "compare", "Compare", key_display="=", show=False, id="sessions.compare"),
     ]
 
     def __init__(self) -> None:
@@ -123,6 +124,7 @@ class SessionsScreen(WorkbenchScreen):
         self.costs: dict[str, AgentUsage] = {}  # agent sessions' usage so far, by session id
         self.cost_tracker = CostTracker()
         self.refs: dict[str, SessionRef] = {}
+        self.compare_base: SessionRef | None = None  # marked by `=`: the first of two sessions to compare
         self.filter_text = ""
         self.columns: tuple[str, ...] = ()  # shown now; the others do not fit the screen's width
 
@@ -200,7 +202,7 @@ class SessionsScreen(WorkbenchScreen):
         hidden = [column for column in candidates if column not in columns]
         if hidden:
             hint += f" · hidden at this width: {', '.join(hidden)}"
-        hint += " · enter opens · / filters · n starts a new session · X excludes · del deletes"
+        hint += " · enter opens · / filters · n starts a new session · = compares two · X excludes · del deletes"
         if not self.rows:
             hint = "No sessions yet: press n to start one (examples ship in sessions/examples)."
         self.query_one("#sessions-hint", Static).update(Text(hint, style="dim"))
@@ -231,6 +233,23 @@ class SessionsScreen(WorkbenchScreen):
             question = f"Set {ref.id} aside: reports stop counting it and list it, with the reason, among those not counted."
             dialog = ActionDialog("Exclude the session", question, reason=True, confirm="Exclude")
         self.app.push_screen(dialog, lambda reason: self._act(ref, "exclude", reason))
+
+    def action_compare(self) -> None:
+        """The first `=` marks the highlighted session; `=` on another opens the two side by side."""
+        selected = self.selected_id
+        ref = self.refs.get(selected) if selected is not None else None
+        if ref is None:
+            self.notify("no session is highlighted", severity="warning")
+            return
+        marked = self.compare_base
+        if marked is None or marked.id == ref.id or marked.id not in self.refs:
+            self.compare_base = ref
+            self.notify(f"{ref.id} marked: press = on another session to compare the two")
+            return
+        self.compare_base = None
+        from workbench.tui.screens.compare import CompareScreen  # noqa: PLC0415 (imported when first used)
+
+        self.app.push_screen(CompareScreen(marked, ref))
 
     def action_delete(self) -> None:
         """Delete the highlighted session (its folder, workspace and history), after a confirmation."""
