@@ -249,3 +249,32 @@ def test_review_screen_snapshot(snap_compare, make_app, shipped) -> None:  # typ
 def test_review_screen_snapshot_l2_citation(snap_compare, make_app, shipped) -> None:  # type: ignore[no-untyped-def]
     # L2's fused-epilogue citation beside the expert's _sym_kernel, the level's rubric marked
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=reviewing(lambda: shipped, "down", "down"))
+
+
+@pytest.mark.asyncio
+async def test_the_review_queue_lists_unreviewed_levels_and_opens_their_review(
+    context: WorkbenchContext, writable: SessionRef, shipped: SessionRef
+) -> None:
+    """Issue 30, review queue: `v` lists every verdict level no reviewer has looked at, across the sessions
+    (the shipped examples left out: they cannot be reviewed); Enter opens that revision's review."""
+    from textual.widgets import DataTable
+
+    from workbench.judge.scores import review_queue
+    from workbench.tui.screens.review_queue import ReviewQueueScreen
+
+    expected = review_queue(writable.id, SessionStore(context.sessions_dir, None).load(writable))
+    assert expected  # the example was judged, and none of its levels reviewed since
+    app = WorkbenchApp(context)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        queue = app.screen
+        assert isinstance(queue, ReviewQueueScreen)
+        table = queue.query_one("#queue-table", DataTable)
+        assert table.row_count == len(expected)  # the writable copy's levels; the read-only example is not listed
+        assert f"{len(expected)} level(s) to review in 1 session(s)" in str(queue.query_one("#queue-caption", Static).content)
+        await pilot.press("enter")
+        await settle(pilot)
+        review = app.screen
+        assert isinstance(review, ReviewScreen) and review.ref.id == writable.id

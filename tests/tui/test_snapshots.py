@@ -111,3 +111,22 @@ def test_delete_dialog(snap_compare, make_app, context) -> None:  # type: ignore
 
 def test_delete_dialog_narrow(snap_compare, make_app, context) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_deleting(context))
+
+
+def _queue(context: Any) -> Callable[[Any], Awaitable[None]]:
+    """A writable copy of the judged example (its levels not reviewed since its verdicts), then `v`."""
+    import shutil
+
+    from workbench import paths
+    from workbench.judge.testing import EXAMPLE_ID as JUDGED
+
+    shutil.copytree(paths.REPO_ROOT / "sessions" / "examples" / JUDGED, context.sessions_dir / JUDGED)
+    return pressing(("v",))
+
+
+def test_review_queue(snap_compare, make_app, context) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=(160, 48), run_before=_queue(context))
+
+
+def test_review_queue_narrow(snap_compare, make_app, context) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_queue(context))

@@ -74,6 +74,7 @@ class WorkbenchApp(App[None]):
         Binding("m", "show_results", "Results", id="app.results"),
         Binding("c", "show_campaigns", "Campaigns", id="app.campaigns"),
         Binding("n", "launch", "New session", id="app.launch"),
+        Binding("v", "review_queue", "Review queue", show=False, id="app.review_queue"),
     ]
 
     def __init__(self, context: WorkbenchContext) -> None:
@@ -121,6 +122,13 @@ class WorkbenchApp(App[None]):
 
     def action_show_sessions(self) -> None:
         self.switch_mode("sessions")
+
+    def action_review_queue(self) -> None:
+        """The judge's verdict levels no reviewer has looked at yet, across sessions."""
+        from workbench.tui.screens.review_queue import ReviewQueueScreen  # noqa: PLC0415 (the judge: imported when first shown)
+
+        if not isinstance(self.screen, ReviewQueueScreen):
+            self.push_screen(ReviewQueueScreen())
 
     def action_launch(self, task_id: str | None = None) -> None:
         """Open the launch dialog (on the task highlighted where it was asked for, if any); a session it starts
