@@ -391,3 +391,34 @@ async def test_an_agent_whose_provider_does_not_answer_makes_no_session(
         error = str(dialog.query_one("#launch-error", Static).content)
         assert "check the base URL" in error and "no session was made" in error and SECRET not in error
         assert started == [] and not any(context.sessions_dir.iterdir())
+
+
+@pytest.mark.asyncio
+async def test_rerun_with_changes_fills_the_dialog_and_records_the_origin(
+    make_app: Callable[[], WorkbenchApp], context: WorkbenchContext, started: Started
+) -> None:
+    """Issue 30, session actions: N in a session's view opens the launch dialog with its settings; a change
+    (another model here) starts a new session of the same task that records what it reruns."""
+    from .agent_session import MODEL, agent_session
+
+    ref = agent_session(context.sessions_dir)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_session(ref)
+        await settle(pilot)
+        await pilot.press("N")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, LaunchScreen)
+        assert f"Rerun {ref.id}" in str(dialog.query_one("#launch-title", Static).content)
+        assert dialog.query_one("#launch-driver", Select).value == "agent"
+        assert dialog.query_one("#launch-model", Input).value == MODEL
+        assert dialog.query_one("#launch-max-usd", Input).value == "5"
+        dialog.query_one("#launch-model", Input).value = "claude-other"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert len(started) == 1
+        new = load_config(started[0][0].dir)
+        assert new.rerun_of == ref.id and new.task == load_config(ref.dir).task
+        assert new.agent is not None and new.agent.model == "claude-other" and new.agent.max_usd == 5.0

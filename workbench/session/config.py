@@ -136,6 +136,7 @@ class SessionConfig(BaseModel):
     # which repetition of its configuration this run is (a campaign's r1, r2, ...); None: a single run. Reports
     # average over repetitions instead of keeping only the latest session.
     repetition: int | None = Field(default=None, ge=1)
+    rerun_of: str | None = None  # the session this one reruns with changes (the workbench's rerun), if any
 
     @model_validator(mode="before")
     @classmethod

@@ -122,6 +122,7 @@ def create_session(
     now: datetime | None = None,
     session_id: str | None = None,
     repetition: int | None = None,
+    rerun_of: str | None = None,
 ) -> SessionRef:
     """Validate the request, then write sessions/<id>/ (session.toml, workspace/). UsageError for bad input.
 
@@ -131,9 +132,15 @@ def create_session(
     (`session.options.driver_from_options` for the CLI and the launch dialog). `session_id`: a chosen id
     instead of a new one (a campaign names its sessions after their cell); the directory is made
     exclusively, so of two processes creating the same id one gets FileExistsError. `repetition`: which
-    repetition of its configuration the session is (a campaign's); reports average over repetitions."""
+    repetition of its configuration the session is (a campaign's); reports average over repetitions.
+    `rerun_of`: the session this one reruns with changes (recorded; it must exist and be of the same task)."""
     driver = driver or HumanConfig()
     task = catalog.task(task_id)  # CatalogError names the known tasks
+    if rerun_of is not None:
+        origin = store.load(store.resolve(rerun_of)).config
+        if origin.task != task.id:
+            raise UsageError(f"session {origin.id} is a {origin.task} session: a rerun keeps the task, not {task.id}")
+        rerun_of = origin.id
     if isinstance(driver, CommandConfig) and not driver.unsandboxed:
         info = sandbox.status(device)
         if info.kind == "none":
@@ -179,6 +186,7 @@ def create_session(
         created=created,
         versions=collect_versions(),
         repetition=repetition,
+        rerun_of=rerun_of,
     )
     session_dir = store.root / config.id
     try:

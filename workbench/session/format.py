@@ -159,6 +159,8 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
         "driver": config.driver,
         "command": config.command,
         "from_session": config.from_session,
+        "rerun_of": config.rerun_of,
+        "state": state.status_word()[0],
         "device": config.device,
         "created": config.created.isoformat(),
         "dir": str(view.ref.dir),
@@ -339,6 +341,8 @@ def session_show(view: SessionView, running: bool) -> list[RenderableType]:
         lines.append(f"command: {escape(config.command)}")
     if config.from_session:
         lines.append(f"replay of: {config.from_session}")
+    if config.rerun_of:
+        lines.append(f"rerun of: {config.rerun_of} (with changes)")
     lines.append(f"dir {escape(str(ref.dir))}   {escape(status)}")
     if state.outcome == "infrastructure":
         lines.append("[yellow]not a result[/]: the run never started or broke for reasons not the agent's (reports leave it out)")

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from workbench.errors import WorkbenchError
+from workbench.session.config import SessionConfig
 from workbench.session.layout import SessionRef
 from workbench.tui.context import WorkbenchContext
 from workbench.tui.screens.help import HelpScreen
@@ -39,10 +40,10 @@ def campaigns_screen() -> Screen[None]:
     return CampaignsScreen()
 
 
-def launch_screen(task_id: str | None) -> Screen[object]:
+def launch_screen(task_id: str | None, rerun: SessionConfig | None = None) -> Screen[object]:
     from workbench.tui.screens.launch import LaunchScreen  # noqa: PLC0415 (start-up time: imported when first shown)
 
-    return LaunchScreen(task_id)
+    return LaunchScreen(task_id, rerun)
 
 
 def session_view(ref: SessionRef, runner_started: bool = False) -> Screen[None]:
@@ -136,6 +137,11 @@ class WorkbenchApp(App[None]):
         if task_id is None:
             task_id = getattr(self.screen, "launch_task", None)
         self.push_screen(launch_screen(task_id), self._launched)
+
+    def rerun(self, config: SessionConfig) -> None:
+        """The launch dialog filled with a session's settings: change what you like, start a new session that
+        records its origin (`rerun_of`)."""
+        self.push_screen(launch_screen(config.task, config), self._launched)
 
     def _launched(self, ref: object) -> None:
         if isinstance(ref, SessionRef):

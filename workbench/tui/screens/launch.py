@@ -11,6 +11,7 @@ context (`WorkbenchContext.launch`) for the next time it opens.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 from collections.abc import Mapping
@@ -26,11 +27,19 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionLis
 from workbench.catalog import CONFIGS, GuidanceConfig
 from workbench.catalog.errors import CatalogError
 from workbench.errors import UsageError, WorkbenchError
-from workbench.session.config import DEFAULT_MAX_TURNS, PROVIDERS, AgentConfig, AgentMode, DriverConfig
+from workbench.session.config import (
+    DEFAULT_MAX_TURNS,
+    PROVIDERS,
+    AgentConfig,
+    AgentMode,
+    CommandConfig,
+    DriverConfig,
+    SessionConfig,
+)
 from workbench.session.create import create_session
 from workbench.session.layout import SessionRef
 from workbench.session.options import driver_from_options
-from workbench.tui.context import WorkbenchContext, gpu_devices
+from workbench.tui.context import LaunchChoices, WorkbenchContext, gpu_devices
 from workbench.tui.messages import LaunchOptionsLoaded, SessionLaunched
 from workbench.tui.screens.base import STYLES, WorkbenchModal
 from workbench.tui.widgets.footer import WorkbenchFooter
@@ -55,6 +64,7 @@ class LaunchRequest:
     workloads: list[str] | None = None  # None: the harness default
     eval_timeout_s: float | None = None  # None: the harness default
     idle_exit_s: float | None = None  # human driver: end after this long without a revision; None: never
+    rerun_of: str | None = None  # the session this one reruns with changes (recorded in session.toml)
 
     @property
     def driver(self) -> str:
@@ -111,6 +121,7 @@ def launch(context: WorkbenchContext, request: LaunchRequest) -> Launched:
         device=request.device,
         workloads=request.workloads,
         eval_timeout_s=request.eval_timeout_s,
+        rerun_of=request.rerun_of,
     )
     idle_exit_s = request.idle_exit_s if request.driver == "human" else None
     pid, log = start_runner(context, ref, idle_exit_s)
@@ -165,6 +176,28 @@ def positive_number(text: str, what: str) -> float | None:
     return value
 
 
+def rerun_choices(config: SessionConfig, remembered: LaunchChoices) -> LaunchChoices:
+    """The dialog's fields as the session `config` ran (a rerun with changes starts from them); fields its
+    driver does not have keep what was typed last."""
+    driver = config.driver_config
+    choices = dataclasses.replace(
+        remembered,
+        task=config.task,
+        guidance=config.guidance,
+        driver=config.driver,
+        device=config.device,
+        eval_timeout_s="" if config.eval_timeout_s is None else f"{config.eval_timeout_s:g}",
+    )
+    if isinstance(driver, CommandConfig):
+        choices.command = driver.command
+    if isinstance(driver, AgentConfig):
+        choices.provider, choices.model, choices.base_url = driver.provider, driver.model, driver.base_url or ""
+        choices.max_turns, choices.agent_mode = str(driver.max_turns), driver.mode
+        choices.max_usd = "" if driver.max_usd is None else f"{driver.max_usd:g}"
+        choices.allow_unpriced = driver.allow_unpriced
+    return choices
+
+
 def started_notice(launched: Launched) -> str:
     """What the notification says once a session started; for a human session, where to edit."""
     ref = launched.ref
@@ -200,9 +233,10 @@ class LaunchScreen(WorkbenchModal):
         Binding("ctrl+s", "start", "Start", id="launch.start"),
     ]
 
-    def __init__(self, task_id: str | None = None) -> None:
+    def __init__(self, task_id: str | None = None, rerun: SessionConfig | None = None) -> None:
         super().__init__()
-        self.task_id = task_id
+        self.task_id = rerun.task if rerun is not None else task_id
+        self.rerun = rerun  # a session to rerun with changes: its settings fill the fields
         self.launching = False
         self._source_guidance: dict[str, str] = {}  # the replayable sessions' guidance (a replay keeps it)
 
@@ -212,11 +246,12 @@ class LaunchScreen(WorkbenchModal):
         except CatalogError as exc:  # no tasks folder: the dialog says so instead of failing to open
             tasks, problem = [], exc.message
         devices = ["cpu", *gpu_devices()]
-        choices = self.context.launch
+        choices = rerun_choices(self.rerun, self.context.launch) if self.rerun is not None else self.context.launch
         remembered = choices.task if choices.task in tasks else None
         initial_task = self.task_id if self.task_id in tasks else (remembered or (tasks[0] if tasks else Select.BLANK))
         with VerticalScroll(id="launch-dialog"):
-            yield Static("New session", id="launch-title")
+            title = f"Rerun {self.rerun.id} with changes" if self.rerun is not None else "New session"
+            yield Static(title, id="launch-title")
             with Horizontal(classes="launch-field"):
                 yield Label("Task")
                 yield Select([(t, t) for t in tasks], value=initial_task, allow_blank=not tasks, compact=True, id="launch-task")
@@ -280,7 +315,7 @@ class LaunchScreen(WorkbenchModal):
 
     def compose_agent(self, shown: bool) -> ComposeResult:
         """The agent's fields, in a box shown only while the agent driver is chosen."""
-        choices = self.context.launch
+        choices = rerun_choices(self.rerun, self.context.launch) if self.rerun is not None else self.context.launch
         agent = Vertical(id="launch-agent")
         agent.display = shown
         with agent:
@@ -503,6 +538,7 @@ class LaunchScreen(WorkbenchModal):
             workloads=workloads or None,
             eval_timeout_s=positive_number(self.query_one("#launch-timeout", Input).value, "eval timeout (seconds)"),
             idle_exit_s=idle_min * 60 if idle_min is not None and driver == "human" else None,
+            rerun_of=self.rerun.id if self.rerun is not None else None,
         )
 
     def agent_draft(self) -> dict[str, Any]:

@@ -83,6 +83,7 @@ class SessionViewScreen(WorkbenchScreen):
         Binding("greater_than_sign", "seek_end", "End", key_display=">", show=False, id="session.end"),
         Binding("x", "stop_runner", "Stop run", id="session.stop"),
         Binding("R", "resume", "Resume", key_display="R", id="session.resume"),
+        Binding("N", "rerun", "Rerun with changes", key_display="N", show=False, id="session.rerun"),
         Binding("space", "play", "Play", id="session.play"),
         Binding("f", "follow", "Follow", id="session.follow"),
         Binding("c", "tab('tab-code')", "Code", show=False, id="session.code"),
@@ -507,6 +508,14 @@ class SessionViewScreen(WorkbenchScreen):
     def resumable(self) -> bool:
         """Not being run, not a shipped example, and cut off, stopped or failed (a fixed key, a network back)."""
         return not self.running and not self.ref.read_only and self.latest.status_word()[0] in self.RESUMABLE
+
+    def action_rerun(self) -> None:
+        """A new session of the same task from this one's settings (another model, guidance or budget), its
+        origin recorded."""
+        if self.config is None:
+            self.notify("the session is still being read", severity="warning")
+            return
+        self.app.rerun(self.config)  # type: ignore[attr-defined]
 
     def action_resume(self) -> None:
         if not self.resumable:
