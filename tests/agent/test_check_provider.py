@@ -80,3 +80,16 @@ def test_run_with_a_wrong_base_url_makes_no_session(keys: None, tmp_path: Path, 
     result = CliRunner().invoke(app, ["run", "muon_orthogonalize", *common, *roots])
     assert result.exit_code == 2 and "no session was made" in result.output, result.output
     assert not sessions.exists() or not any(sessions.iterdir())
+
+
+def test_a_tool_error_listing_problems_is_printed_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30, item 12: `design` cut an invalid design's list of problems to one line ending in "..."."""
+    from workbench.cli.agent_cmds import Progress
+    from workbench.session.events import ToolResult
+
+    problems = [f"- stages.{n}.parallelism: leaves out the registered workload b{n}" for n in range(12)]
+    content = "the design is not valid (12 problem(s)); fix them and submit again:\n" + "\n".join(problems)
+    Progress(40)(ToolResult(turn=3, call_id="c1", ok=False, content=content))
+    out = capsys.readouterr().out
+    assert "turn 3: tool error: the design is not valid (12 problem(s))" in out
+    assert all(problem in out for problem in problems) and "..." not in out

@@ -107,6 +107,9 @@ def safe(text: str) -> str:
     return redact(text, secret_values())
 
 
+TOOL_ERROR_LINES = 30  # lines of a failed tool call's message printed under its first
+
+
 class Progress:
     """The live display: one line per model turn (tool calls, tokens, cost so far, evaluations), plus retries,
     errors and the end of the run."""
@@ -143,7 +146,12 @@ class Progress:
             self.evaluated += 1
             self.passed += int(event.report.passed)
         elif event.type == "tool_result" and not event.ok:
-            line = f"turn {event.turn}: tool error: {one_line(event.content, 200)}"
+            # an error listing problems (an invalid design) keeps its list: one line per problem, not one cut line
+            head, *items = event.content.splitlines() or [""]
+            shown = [f"    {one_line(item, 200)}" for item in items[:TOOL_ERROR_LINES] if item.strip()]
+            if len(items) > TOOL_ERROR_LINES:
+                shown.append(f"    (and {len(items) - TOOL_ERROR_LINES} more lines: `session logs --type tool_result` shows all)")
+            line = "\n".join([f"turn {event.turn}: tool error: {one_line(head, 200)}", *shown])
         elif event.type in ("error", "submission", "session_finished"):
             line = describe(event)
         if line is not None:
