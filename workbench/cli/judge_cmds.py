@@ -179,17 +179,18 @@ def queue_cmd(
         else:
             folders = [ref.dir for ref in store.list() if not ref.read_only]
         examples = store.examples.resolve() if store.examples is not None else None
+        named = len(folders)
+        folders = [f for f in folders if examples is None or f.resolve().parent != examples]  # read-only: never reviewed
+        left_out = f" ({named - len(folders)} shipped example(s) left out: read-only)" if named > len(folders) else ""
         pending = []
         for folder in folders:
-            if examples is not None and folder.resolve().parent == examples:
-                continue
             pending += review_queue(folder.name, store.load(SessionRef(folder.name, folder)))
     if as_json:
         rows = [{"session": p.session, "kind": p.kind, "rev": p.rev, "level": p.level, "judge": p.judge} for p in pending]
         write_stdout(json.dumps({"sessions": len(folders), "pending": rows}, indent=2) + "\n")
         return
     if not pending:
-        write_stdout(f"nothing to review in {len(folders)} session(s)\n")
+        write_stdout(f"nothing to review in {len(folders)} session(s){left_out}\n")
         return
     from rich.table import Table
 
