@@ -61,7 +61,8 @@ def test_the_impl_prompt_holds_task_guidance_rubric_expert_and_numbered_candidat
     assert "Expert evidence: `_segment`" in user
     assert material.expert_source is not None and material.expert_source.strip() in user
     width = len(str(len(SOLUTION.splitlines())))
-    assert f'{"1":>{width}} | """A small candidate: its docstring.' in user
+    # the candidate's docstring and comments are its author's claims: the judge is shown its code only
+    assert f'{"1":>{width}} | ""' in user and "A small candidate: its docstring." not in user
     assert "acc = tl.dot(p, q, acc)" in user and '<candidate file="solution.py" revision="2">' in user
     for runtime in (f"{LATENCY_MS}", "123.45", "latency_ms", "speedup"):
         assert runtime not in user and runtime not in prompt.system

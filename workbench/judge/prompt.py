@@ -22,6 +22,7 @@ from typing import Any
 from workbench.catalog.guidance import LEVEL_NAMES, LEVELS, Guidance, Level, Rubric, render
 from workbench.catalog.task import Task
 from workbench.errors import UsageError
+from workbench.judge.claims import without_claims
 from workbench.judge.verdict import VerdictKind
 
 SYSTEM_TEMPLATE = "prompts/system.md"
@@ -168,6 +169,8 @@ def build_input(
     `expert_source` is the expert implementation (required); a design's prompt has none."""
     if kind == "impl" and expert_source is None:
         raise UsageError(f"task {task.id} has no expert implementation ({EXPERT_FILE}) to judge against")
+    if kind == "impl":  # the code only: its author's comments, docstrings and strings are claims, not evidence
+        text = without_claims(text)
     schema_text = json.dumps(reply_schema(), indent=2)
     system = fill(package_text(SYSTEM_TEMPLATE), {"reply_schema": schema_text}, SYSTEM_TEMPLATE)
     values = {

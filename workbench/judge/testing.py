@@ -25,6 +25,7 @@ from typing import Any
 
 from workbench import paths
 from workbench.catalog import Catalog
+from workbench.judge.claims import without_claims
 from workbench.judge.sessions import judge_session, record_review
 from workbench.llm import AssistantTurn, Conversation, ModelReply, ProviderError
 from workbench.llm.usage import Usage
@@ -125,9 +126,11 @@ EXAMPLE_REVIEWER = "example-reviewer"
 L1_CRITERIA = ("L1.c.square_side", "L1.c.fixed_restart", "L1.c.final_boundary")
 
 
-def example_replies(text: str) -> list[str]:
-    """The scripted judge's two answers on the honest naive solution: the first cites a docstring for L2 and
-    paraphrases a line for L3 (both re-asked), the second corrects them."""
+def example_replies(source: str) -> list[str]:
+    """The scripted judge's two answers on the honest naive solution (`source`, as stored; the judge is shown it
+    without its comments, docstrings and strings, and quotes that): the first cites the lines of a docstring
+    (blank as shown) for L2 and paraphrases a line for L3 (both re-asked), the second corrects them."""
+    text = without_claims(source)
     loop = cite(text, "for a, b, c in COEFFS:", 5, "L1.c.square_side")
     l1 = level(
         5,
@@ -149,7 +152,7 @@ def example_replies(text: str) -> list[str]:
         "X is the carried state, re-read and rewritten at every step; no square state exists "
         "(L2.c.square_state_dataflow missing), although the buffers are allocated once per call."
     )
-    docstring = cite(text, "of one batched GEMM kernel", 2, "L2.c.symmetric_gemm_add")
+    docstring = cite(text, line_of(source, "of one batched GEMM kernel"), 2, "L2.c.symmetric_gemm_add")
     l2_first = level(
         30,
         rationale_l2,

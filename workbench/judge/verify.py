@@ -41,7 +41,7 @@ _STRUCTURE = frozenset("{}[],")
 _SHOWN = 120  # characters of a line quoted in an error
 
 
-def _docstring_spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+def statement_strings(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """(start, end) positions of every statement that is only a string literal (docstrings and bare strings)."""
     spans = []
     for node in ast.walk(tree):
@@ -61,7 +61,7 @@ def executable_lines(source: str) -> set[int]:
     comment, a line break, indentation or part of a docstring. Source that does not tokenize falls back to
     lines that are neither blank nor comments."""
     try:
-        spans = _docstring_spans(ast.parse(source))
+        spans = statement_strings(ast.parse(source))
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (SyntaxError, tokenize.TokenError, ValueError):
         return {n for n, line in enumerate(source.splitlines(), start=1) if line.strip() and not line.strip().startswith("#")}
