@@ -125,3 +125,14 @@ def test_a_command_agent_under_tmp_runs_in_its_sandbox(tmp_path: Path, tiny_task
         cwd=tmp_path,
     )
     assert refused.returncode == 2 and "absolute path" in refused.stderr, refused.stderr
+
+
+def test_a_link_into_a_hidden_folder_is_a_problem_not_a_way_in(tmp_path: Path) -> None:
+    """An agent's command naming a symlink to the tasks (or the guidance) must not expose what it points to."""
+    hidden = tmp_path / "guidance"
+    hidden.mkdir()
+    (hidden / "rubric.toml").write_text("secret")
+    link = tmp_path / "innocent"
+    link.symlink_to(hidden)
+    found = command_paths(f"cat {link}/rubric.toml", hidden=[hidden], home=Path("/nonexistent-home"))
+    assert found.exposed == [] and len(found.problems) == 1 and "hides" in found.problems[0]

@@ -13,10 +13,11 @@ import pytest
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Revision
+from workbench.session.events import EvalFinished, EvalSkipped, EvalStarted, Revision, SessionStarted
+from workbench.session.layout import SessionRef
 from workbench.session.state import SessionState
 from workbench.session.store import SessionView
-from workbench.session.testing import finished_session, timed_report
+from workbench.session.testing import finished_session, new_session, timed_report, write_events
 from workbench.session.workspace import Workspace
 from workbench.tui.screens.session_view import SessionViewScreen
 from workbench.tui.screens.sessions import SessionsScreen
@@ -39,6 +40,23 @@ async def open_example(app, pilot) -> SessionViewScreen:  # type: ignore[no-unty
     await settle(pilot)
     assert isinstance(app.screen, SessionViewScreen)
     return app.screen
+
+
+def passed_session(context) -> SessionRef:  # type: ignore[no-untyped-def]
+    """A finished command session of the Muon task in the app's sessions root: one revision, passed."""
+    return finished_session(
+        context.sessions_dir,
+        "muon_orthogonalize",
+        ["def run(G, steps):\n    return G\n"],
+        lambda rev: timed_report("muon_orthogonalize", {"w1": (1.0, 2.0 * rev)}, device="cpu", duration_s=0.5),
+    )
+
+
+def interrupted_session(context) -> SessionRef:  # type: ignore[no-untyped-def]
+    """A session whose runner started and ended without finishing it (no runner holds it)."""
+    ref = new_session(context.sessions_dir, "muon_orthogonalize", "def run(G, steps):\n    return G\n")
+    write_events(ref, [SessionStarted(task="muon_orthogonalize", guidance="none", driver="command", device="cpu")])
+    return ref
 
 
 @pytest.mark.asyncio
@@ -290,11 +308,7 @@ async def test_r_resumes_an_interrupted_session_and_is_dimmed_where_nothing_can_
 ) -> None:
     """Issue 30, item 7: the TUI had no resume. R starts a runner on a session that was cut off, stopped or
     failed; on the shipped example (never run) and a running or finished session it is shown dimmed."""
-    from workbench.session.events import SessionStarted
-    from workbench.session.testing import new_session, write_events
-
-    ref = new_session(context.sessions_dir, "muon_orthogonalize", "def run(G, steps):\n    return G\n")
-    write_events(ref, [SessionStarted(task="muon_orthogonalize", guidance="none", driver="command", device="cpu")])
+    ref = interrupted_session(context)
     started: list[str] = []
     monkeypatch.setattr(
         "workbench.tui.screens.session_view.start_runner",
@@ -332,11 +346,7 @@ async def test_r_resumes_an_interrupted_session_and_is_dimmed_where_nothing_can_
 @pytest.mark.asyncio
 async def test_a_just_launched_session_reads_runner_starting_not_stopped(make_app, context) -> None:  # type: ignore[no-untyped-def]
     """Issue 30, item 12: "runner stopped" flashed right after a launch, before the runner held the session."""
-    from workbench.session.events import SessionStarted
-    from workbench.session.testing import new_session, write_events
-
-    ref = new_session(context.sessions_dir, "muon_orthogonalize", "def run(G, steps):\n    return G\n")
-    write_events(ref, [SessionStarted(task="muon_orthogonalize", guidance="none", driver="command", device="cpu")])
+    ref = interrupted_session(context)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -358,12 +368,7 @@ async def test_exclude_include_and_delete_from_the_sessions_screen(make_app, con
     from workbench.session.store import SessionStore
     from workbench.tui.screens.session_actions import ActionDialog
 
-    ref = finished_session(
-        context.sessions_dir,
-        "muon_orthogonalize",
-        ["def run(G, steps):\n    return G\n"],
-        lambda rev: timed_report("muon_orthogonalize", {"w1": (1.0, 2.0)}, device="cpu", duration_s=0.5),
-    )
+    ref = passed_session(context)
     store = SessionStore(context.sessions_dir, None)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -413,12 +418,7 @@ async def test_equals_on_two_sessions_compares_them(make_app, context) -> None: 
     from workbench.tui.screens.compare import CompareScreen
     from workbench.tui.widgets.code_view import CodeView
 
-    ref = finished_session(
-        context.sessions_dir,
-        "muon_orthogonalize",
-        ["def run(G, steps):\n    return G\n"],
-        lambda rev: timed_report("muon_orthogonalize", {"w1": (1.0, 2.0)}, device="cpu", duration_s=0.5),
-    )
+    ref = passed_session(context)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

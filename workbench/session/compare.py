@@ -17,7 +17,6 @@ from workbench.llm.usage import Usage
 from workbench.session.diff import unified
 from workbench.session.format import format_speedup
 from workbench.session.layout import SessionRef
-from workbench.session.state import RevisionState, SessionState
 from workbench.session.store import SessionStore, SessionView
 from workbench.session.workspace import WorkspaceError
 
@@ -48,13 +47,9 @@ class Comparison:
     diff: str  # the final solutions' unified diff ("" when they are the same)
 
 
-def _final(state: SessionState) -> RevisionState | None:
-    return state.best()
-
-
 def _side(store: SessionStore, ref: SessionRef, view: SessionView) -> Side:
     state, config = view.state, view.config
-    final = _final(state)
+    final = state.best()  # the submission, else the best evaluated revision
     agent = config.agent
     who = config.driver + (f" {agent.provider} {agent.model}" if agent is not None else "")
     usage = Usage()

@@ -161,12 +161,9 @@ class SessionViewScreen(WorkbenchScreen):
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
         view = message.view
-        changed = message.running != self.running
         self.config, self.tail, self.running = view.config, message.tail, message.running
         self.latest = SessionState.from_events(view.events)
-        changed = True  # the resume key depends on the state read too
-        if changed:
-            self.refresh_bindings()  # the stop key is enabled only while a runner runs (a footer rebuild)
+        self.refresh_bindings()  # the stop and resume keys depend on the runner and the state read (a footer rebuild)
         if message.workspace is not None:
             self.code = CodeSource(message.workspace, view.config.solution)
         if message.problem:
