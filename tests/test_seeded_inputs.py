@@ -191,7 +191,8 @@ def test_a_generator_not_deterministic_across_processes_falls_back_to_sending(tm
     shutil.copytree(tiny_tasks, root)
     inputs = root / "muon_orthogonalize" / "inputs.py"
     end = '    return {"G": G.to(torch.bfloat16).contiguous(), "steps": STEPS}'
-    differs = '    G[0, 0, 0] += 1.0 if "workbench.harness.checker.process" in __import__("sys").modules else 2.0\n'
+    # exact values of opposite signs: an increment could round to one bfloat16 at the matrices' scale (up to 1e3)
+    differs = '    G[0, 0, 0] = 1.0 if "workbench.harness.checker.process" in __import__("sys").modules else -1.0\n'
     text = inputs.read_text().replace(end, differs + end)  # one value the checker's process makes otherwise
     assert text != inputs.read_text()
     inputs.write_text(text)
