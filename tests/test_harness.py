@@ -34,6 +34,9 @@ def test_honest_naive_solution_passes_every_smoke_workload() -> None:
     assert [w.trials for w in report.workloads] == [4, 2]
     assert report.triton_launches > 0
     assert report.violations == []
+    # which kernels one call launched, per workload (shown to the judge): 5 steps x 3 batched matmuls
+    assert all(w.kernels == {"_sumsq_kernel": 1, "_normalise_kernel": 1, "_bmm_kernel": 15} for w in report.workloads)
+    assert report.harness_version.startswith("h-") and not report.harness_version.endswith("-nopolicy")
     # where the time went: the first call (compile) once, correctness per workload, no timing on the CPU
     first, second = report.workloads
     assert set(first.phases) == {"first_call", "correctness"} and set(second.phases) == {"correctness"}

@@ -45,7 +45,7 @@ GOOD_CALL = {
     "host_ms": 2.0,
     "launch_ms": 0.5,
     "launches": 3,
-    "launch_names": ["k"],
+    "launch_counts": {"k": 3},
     "violations": [],
     "outputs": [{"kind": "tensor", "shape": [2, 3], "dtype": "float16", "device": "cpu", "contiguous": True, "aliases": []}],
     "mutated": [],
@@ -209,7 +209,7 @@ class _FakeChecker:
         self.sent.append((slot, trial, refill and timed))  # the trial's values in the slot (sent or made there)
 
     def call(self, slot: int, **_: object) -> CallReply:
-        return CallReply(ms=1.0, wall_ms=2.0, launch_ms=0.1, launches=1, launch_names=[], violations=[], outputs=[], mutated=[])
+        return CallReply(ms=1.0, wall_ms=2.0, launch_ms=0.1, launches=1, launch_counts={}, violations=[], outputs=[], mutated=[])
 
     def sample(self, index: int) -> None:
         self.sampled.append(index)

@@ -63,7 +63,7 @@ class TrialStats:
     rel_err: float | None = None
     bound: float | None = None
     launches: int = 0
-    launch_names: set[str] = field(default_factory=set)
+    kernels: dict[str, int] = field(default_factory=dict)  # per kernel name, the most launches in one call
 
 
 def output_specs(task: Task, workload: Workload) -> list[dict[str, Any]]:
@@ -239,7 +239,8 @@ class WorkloadChecker:
         finally:  # the oracle computed meanwhile is the oracle's time, not the call's
             self.breakdown["call"] -= self.breakdown.get("oracle", 0.0) - oracle_before
         self.stats.launches += reply.launches
-        self.stats.launch_names.update(reply.launch_names)
+        for name, count in reply.launch_counts.items():
+            self.stats.kernels[name] = max(count, self.stats.kernels.get(name, 0))
         if reply.violations:
             raise TrialFailure("policy_violation", reply.violations[0].describe(), reply.violations)
         self._check_descriptions(reply.outputs)

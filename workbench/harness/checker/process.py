@@ -254,6 +254,7 @@ def _evaluate(
         result.rel_err = checker.stats.rel_err
         result.error_bound = checker.stats.bound
         report.triton_launches += checker.stats.launches
+        result.kernels = dict(sorted(checker.stats.kernels.items()))
         results.write(report, complete=False)
         if result.status in ("policy_violation", "protocol_violation", "crashed", "timeout", "task_error") or (
             device.type == "cuda" and result.status == "runtime_error" and "CUDA" in result.message

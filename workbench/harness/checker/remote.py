@@ -56,7 +56,7 @@ class CallReply:
     wall_ms: float
     launch_ms: float  # the host's time to launch the call (it sizes the cover of later calls)
     launches: int
-    launch_names: list[str]
+    launch_counts: dict[str, int]  # launches per Triton kernel name, as the process reports them
     violations: list[Violation]
     outputs: list[OutputDescription]
     mutated: list[str]  # inputs that are not state and changed in the call (checked in the process)
@@ -297,7 +297,7 @@ class RemoteSolution:
             wall_ms=wall_ms,
             launch_ms=min(parsed.launch_ms, wall_ms),
             launches=parsed.launches,
-            launch_names=list(parsed.launch_names),
+            launch_counts=dict(parsed.launch_counts),
             violations=list(parsed.violations),
             outputs=list(parsed.outputs),
             mutated=list(parsed.mutated),

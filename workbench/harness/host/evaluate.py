@@ -32,6 +32,7 @@ from workbench.errors import UsageError
 from workbench.harness.host.checker_pool import CheckerPool, PooledChecker, PoolUnavailable
 from workbench.harness.host.child import die_with_parent
 from workbench.harness.host.reference_cache import ReferenceCache
+from workbench.harness.host.version import harness_version
 from workbench.harness.policy import checker as policy_checker
 from workbench.harness.protocol.messages import PROGRESS_PREFIX, EvalRequest, WorkerResult
 from workbench.harness.protocol.report import EvalReport, WorkloadResult
@@ -140,7 +141,42 @@ def evaluate(
     `pool`: fork the checker from a warm zygote (host/checker_pool.py) instead of starting an interpreter.
     `seeded_inputs`: whether the solution process makes trials' inputs from their seeds (None: on a GPU;
     checker/correctness.py `deliver`); True on the CPU for tests of that path only.
+    Every report carries the harness's version (host/version.py), refusals by the static policy included.
     """
+    report = _evaluate(
+        task,
+        solution,
+        device,
+        workloads,
+        timeout_s,
+        on_progress,
+        timing,
+        hide,
+        static_policy,
+        reference_cache,
+        on_workload,
+        pool,
+        seeded_inputs,
+    )
+    report.harness_version = harness_version(static_policy)
+    return report
+
+
+def _evaluate(
+    task: Task,
+    solution: Path,
+    device: str,
+    workloads: list[str] | None,
+    timeout_s: float | None,
+    on_progress: Callable[[str], None] | None,
+    timing: bool,
+    hide: list[Path] | None,
+    static_policy: bool,
+    reference_cache: Path | None,
+    on_workload: Callable[[WorkloadResult], None] | None,
+    pool: CheckerPool | None,
+    seeded_inputs: bool | None,
+) -> EvalReport:
     device = resolve_device(device)
     solution = Path(solution).resolve()
     if solution.is_dir():

@@ -19,6 +19,8 @@ from workbench.harness.protocol.report import Violation
 
 MESSAGE_LINES = 4  # lines of a message from the solution process kept in a report
 MESSAGE_CHARS = 400  # characters of it, at most
+MAX_KERNEL_NAMES = 64  # distinct Triton kernel names one call may report
+MAX_KERNEL_NAME = 200  # characters of one name
 
 
 def cut_message(text: str, lines: int = MESSAGE_LINES, chars: int = MESSAGE_CHARS) -> str:
@@ -90,12 +92,21 @@ class CallReplyModel(OkReply):
     host_ms: float
     launch_ms: float
     launches: int = Field(ge=0)
-    launch_names: list[str]
+    launch_counts: dict[str, int]  # launches per Triton kernel name (a name's count counted in `launches`)
     violations: list[Violation]
     outputs: list[OutputDescription]
     mutated: list[str]
 
     _finite = field_validator("ms", "host_ms", "launch_ms")(_finite_non_negative)
+
+    @field_validator("launch_counts")
+    @classmethod
+    def _bounded_counts(cls, value: dict[str, int]) -> dict[str, int]:
+        if len(value) > MAX_KERNEL_NAMES:
+            raise ValueError(f"more than {MAX_KERNEL_NAMES} kernel names")
+        if any(len(name) > MAX_KERNEL_NAME or count < 1 for name, count in value.items()):
+            raise ValueError(f"a kernel name over {MAX_KERNEL_NAME} characters or a count below 1")
+        return value
 
 
 class RecheckReply(OkReply):

@@ -92,6 +92,9 @@ class WorkloadResult(BaseModel):
     # the solution process made this workload's inputs from each trial's seed (after its first ones matched
     # the checker's bit for bit) instead of receiving them: every verdict still uses the checker's own
     inputs_made_there: bool = False
+    # the Triton kernels the solution's calls launched on this workload: per kernel name, the most launches
+    # in one call (as the solution process's launch hook counted them; the judge is shown them)
+    kernels: dict[str, int] = {}
 
     @property
     def latency_ms(self) -> float | None:
@@ -139,6 +142,7 @@ class EvalReport(BaseModel):
     duration_s: float = 0.0
     sandbox: str = ""  # how the solution process was confined ("bubblewrap: ..." or "none: why")
     start_s: float = 0.0  # the checker's imports, the solution process's start and its import of solution.py
+    harness_version: str = ""  # the harness's code that decided this report (harness_version.py); "": older
 
     def phase_totals(self) -> dict[str, float]:
         """Seconds per phase over the whole evaluation; "other" is what no phase accounts for."""

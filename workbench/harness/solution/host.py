@@ -23,6 +23,7 @@ import os
 import sys
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -384,7 +385,7 @@ class Host:
                 "host_ms": host_ms,
                 "launch_ms": (ended[0] - launching) * 1e3,
                 "launches": record.launches,
-                "launch_names": sorted(set(record.launch_names)),
+                "launch_counts": dict(Counter(record.launch_names)),
                 "violations": [v.model_dump() for v in record.violations],
                 "outputs": [self._describe(out, args) for out in outputs],
                 "mutated": mutated,
