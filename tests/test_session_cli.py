@@ -115,7 +115,7 @@ def test_logs_refuses_an_unknown_type_listing_the_valid_ones_and_an_unknown_sess
     with pytest.raises(UsageError, match="valid types"):
         parse_types(["revision", "bogus"])
     assert parse_types([]) is None and parse_types(["revision,error"]) == {"revision", "error"}
-    assert set(EVENT_TYPES) >= {"driver_output", "model_call", "model_retry", "eval_finished"} and len(EVENT_TYPES) == 18
+    assert set(EVENT_TYPES) >= {"driver_output", "model_call", "model_retry", "eval_finished"} and len(EVENT_TYPES) == 19
 
 
 def test_logs_follow_prints_events_as_they_come_and_ends_with_the_runner(root: Path) -> None:

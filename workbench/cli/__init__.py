@@ -21,6 +21,7 @@ from workbench.cli.common import (
 )
 from workbench.cli.eval_cmd import eval_cmd
 from workbench.cli.judge_cmds import judge_app, review_cmd
+from workbench.cli.regrade_cmd import regrade_cmd
 from workbench.cli.report_cmd import report
 from workbench.cli.session_cmds import replay_cmd, session_app
 
@@ -37,6 +38,7 @@ app.command("eval")(eval_cmd)
 app.add_typer(bench_app, name="bench")
 app.add_typer(session_app, name="session")
 app.command("replay")(replay_cmd)
+app.command("regrade")(regrade_cmd)
 app.command("run")(run_cmd)
 app.command("design")(design_cmd)
 app.command("check-provider")(check_provider_cmd)

@@ -295,8 +295,8 @@ def logs_cmd(
     With --follow, new events are printed as the runner writes them, until the session ends (its runner
     finishes) or Ctrl-C; a session not being run is waited for. Event types: session_started, revision,
     eval_started, eval_finished, eval_skipped, model_call, model_retry, tool_call, tool_result, driver_output,
-    driver_finished, session_excluded, session_included, submission, judge_verdict, review, session_finished,
-    error. Exit code 0, or 2 for an
+    driver_finished, session_excluded, session_included, submission, judge_verdict, review, regrade,
+    session_finished, error. Exit code 0, or 2 for an
     unknown session or event type.
     """
     from workbench.session.format import log_line

@@ -37,6 +37,7 @@ class RevisionRecord(_Record):
     status: str | None = None
     device_name: str = ""  # the evaluating device's model, as the harness names it ("NVIDIA H200", "cpu (...)")
     workloads: list[WorkloadRecord] = []
+    harness_version: str | None = None  # the harness of its latest grade (a regrade's, if any); "": unrecorded (older)
 
     @property
     def passed(self) -> bool:

@@ -24,9 +24,10 @@ from workbench.errors import UsageError
 from workbench.llm.usage import Spend
 from workbench.scoring import metrics
 from workbench.scoring.baseline import Baseline, check_devices, reference_baseline
-from workbench.scoring.records import Group, SessionRecord
+from workbench.scoring.records import Group, RevisionRecord, SessionRecord
 from workbench.scoring.roofline import Roofline
 from workbench.scoring.verdicts import LEVELS, Level, js, zero_levels
+from workbench.session.state import older_harness
 
 
 class _Model(BaseModel):
@@ -65,6 +66,8 @@ class TaskCell(_Model):
     workloads: list[WorkloadScore] = []
     levels: dict[Level, float | None] | None = None  # effective judge scores (0 for a failed task); None: not judged
     js_impl: float | None = None
+    harness_version: str | None = None  # the harness that graded the status shown (None: not evaluated, "": unrecorded)
+    older_harness: bool = False  # graded by another harness than this one (`d2k-workbench regrade` grades it again)
 
     @property
     def outcome(self) -> metrics.TaskOutcome:
@@ -338,9 +341,10 @@ def _cell(label: str, config: str, task: str, sessions: list[SessionRecord], bas
     submission = chosen.submission
     evaluated = [r for r in chosen.revisions if r.status is not None]
     if submission is not None and submission.status is not None:
-        status = submission.status
+        graded: RevisionRecord | None = submission
     else:
-        status = (evaluated[-1].status or "not evaluated") if evaluated else "not evaluated"
+        graded = evaluated[-1] if evaluated else None
+    status = (graded.status or "not evaluated") if graded is not None else "not evaluated"
     correct = submission is not None and submission.passed
     workloads: list[WorkloadScore] = []
     levels: dict[Level, float | None] | None = None
@@ -368,6 +372,8 @@ def _cell(label: str, config: str, task: str, sessions: list[SessionRecord], bas
         workloads=workloads,
         levels=levels,
         js_impl=js(levels) if levels is not None else None,
+        harness_version=graded.harness_version if graded is not None else None,
+        older_harness=older_harness(graded.harness_version) if graded is not None else False,
     )
 
 

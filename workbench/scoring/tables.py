@@ -31,6 +31,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from workbench.errors import UsageError
+from workbench.harness.host.version import harness_version
 from workbench.llm.usage import Spend
 from workbench.scoring import metrics
 from workbench.scoring.results import Results, TaskCell, TaskRuns, WorkloadScore, p_key
@@ -105,7 +106,7 @@ def sessions_table(r: Results) -> Table:
     for c in r.cells:
         if c.session is not None:
             rows.append([c.session, c.group, providers.get(c.group), c.config, c.repetition, c.task, c.device_name])
-            rows[-1] += [c.rev, c.status, c.speedup, c.js_impl]
+            rows[-1] += [c.rev, c.status, c.speedup, c.js_impl, _graded_by(c)]
     columns = [
         Column(key="session", title="session"),
         Column(key="model", title="model"),
@@ -118,9 +119,26 @@ def sessions_table(r: Results) -> Table:
         Column(key="status", title="status"),
         Column(key="speedup", title="task speedup", kind="speedup"),
         Column(key="js_impl", title="JS_impl", kind="js"),
+        Column(key="harness", title="harness"),
     ]
     title = "Sessions scored (the latest per model, configuration, repetition and task)"
-    return Table(id="sessions", title=title, columns=columns, rows=rows)
+    older = sum(1 for c in r.cells if c.session is not None and c.older_harness)
+    notes = (
+        [
+            f'harness "older": {older} session(s) graded by an older harness than this one ({harness_version()}); '
+            "`d2k-workbench regrade SESSION` evaluates their result again"
+        ]
+        if older
+        else []
+    )
+    return Table(id="sessions", title=title, columns=columns, rows=rows, notes=notes)
+
+
+def _graded_by(cell: TaskCell) -> str | None:
+    """ "current" or "older": which harness graded the status shown (None: nothing evaluated)."""
+    if cell.harness_version is None:
+        return None
+    return "older" if cell.older_harness else "current"
 
 
 def _baseline_label(r: Results) -> str:

@@ -81,6 +81,12 @@ def lock_pid(lock_path: Path) -> int | None:
     return int(words[1])
 
 
+def lock_holder(session_dir: Path) -> str:
+    """Who holds a session's lock, in words: "pid N" as its lock file names it, else "another process"."""
+    pid = lock_pid(session_dir / LOCK_NAME)
+    return f"pid {pid}" if pid is not None else "another process"
+
+
 class EventWriter:
     """The single writer of a session's log. Holds the session lock while open."""
 
@@ -207,10 +213,8 @@ def append_events(
             writer = EventWriter(ref.dir)
         except SessionLocked:
             if time.monotonic() >= deadline:
-                pid = lock_pid(ref.dir / LOCK_NAME)
-                holder = f"pid {pid}" if pid is not None else "another process"
                 raise SessionLocked(
-                    f"session {ref.id} is held by {holder} (a runner started meanwhile?): nothing was recorded; "
+                    f"session {ref.id} is held by {lock_holder(ref.dir)} (a runner started meanwhile?): nothing was recorded; "
                     "try again when the run has ended"
                 ) from None
             sleep(0.05)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from workbench.harness.protocol.report import EvalReport
+from workbench.harness.protocol.report import EvalReport, Status
 from workbench.llm.usage import Usage
 
 
@@ -169,6 +169,22 @@ class Review(_Event):
     review: dict[str, Any]
 
 
+class Regrade(_Event):
+    """A revision evaluated again from its committed file by a later harness (`d2k-workbench regrade`): its
+    latest regrade's `report` replaces its eval_finished report wherever the session's result is read."""
+
+    type: Literal["regrade"] = "regrade"
+    rev: int
+    sha: str
+    harness_version: str  # the harness that made `report` (harness/host/version.py)
+    old_harness_version: str = ""  # the one of the grade it replaces ("": a report older than the versions)
+    old_status: Status | None = None  # the replaced grade's status (None: never evaluated before)
+    status: Status
+    old_geomean_speedup: float | None = None
+    geomean_speedup: float | None = None
+    report: EvalReport
+
+
 class SessionFinished(_Event):
     type: Literal["session_finished"] = "session_finished"
     reason: str
@@ -198,6 +214,7 @@ Event = Annotated[
     | Submission
     | JudgeVerdict
     | Review
+    | Regrade
     | SessionFinished
     | Error,
     Field(discriminator="type"),

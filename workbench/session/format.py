@@ -23,6 +23,7 @@ from workbench.session.events import (
     JudgeVerdict,
     ModelCall,
     ModelRetry,
+    Regrade,
     Review,
     Revision,
     SessionExcluded,
@@ -94,6 +95,12 @@ def describe(event: Event) -> str | None:
         return f"excluded from reports: {event.reason}"
     if isinstance(event, SessionIncluded):
         return "counted again" + (f": {event.reason}" if event.reason else "")
+    if isinstance(event, Regrade):
+        speedups = f", speedup {format_speedup(event.old_geomean_speedup)} -> {format_speedup(event.geomean_speedup)}"
+        return (
+            f"rev {event.rev} regraded: {event.old_status or 'not evaluated'} -> {event.status}{speedups} "
+            f"(harness {event.old_harness_version or 'unknown'} -> {event.harness_version})"
+        )
     if isinstance(event, Submission):
         if event.rev is None:
             return f"submission: none ({event.reason})"

@@ -1,7 +1,8 @@
 """What a session's log means: per-revision state derived from events, one event at a time.
 
 `SessionState.apply(event)` folds one event in, so a reader can build the state from `read_log` and
-then keep it current with `LogTail.poll()`. Nothing here touches git or the harness.
+then keep it current with `LogTail.poll()`. Nothing here touches git or runs the harness (its version is read:
+`older_harness`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from workbench.harness.host.version import harness_version as current_harness_version
 from workbench.harness.protocol.report import EvalReport, Status
 from workbench.session.events import (
     DriverFinished,
@@ -20,6 +22,7 @@ from workbench.session.events import (
     Event,
     ModelCall,
     Outcome,
+    Regrade,
     Revision,
     SessionExcluded,
     SessionFinished,
@@ -47,6 +50,12 @@ def outcome_of(done: DriverFinished) -> Outcome:
     if done.exit_code not in (None, 0) and not done.reason.startswith("stopped"):
         return "agent_failed"
     return "completed"
+
+
+def older_harness(version: str | None) -> bool:
+    """Whether a grade made by the harness `version` ("": before reports recorded it) was made by another
+    harness than this one (a changed harness, or the static policy off); None (no grade) is not."""
+    return version is not None and version != current_harness_version()
 
 
 EvalState = Literal["pending", "running", "finished", "skipped"]
@@ -80,7 +89,8 @@ class RevisionState:
     eval_state: EvalState = "pending"
     superseded_by: int | None = None  # set when eval_state == "skipped" because a newer revision superseded it
     skip_reason: str = ""  # "superseded" or "template" (the untouched template is never evaluated)
-    report: EvalReport | None = None  # set when eval_state == "finished"
+    report: EvalReport | None = None  # set when eval_state == "finished": the latest grade (a regrade's, if any)
+    regrade: Regrade | None = None  # the latest re-evaluation by a later harness (`d2k-workbench regrade`)
     eval_started_ts: float | None = None
     eval_finished_ts: float | None = None
     interrupted: int = 0  # evaluations of this revision cut off by a killed runner
@@ -96,6 +106,11 @@ class RevisionState:
     @property
     def geomean_speedup(self) -> float | None:
         return self.report.geomean_speedup() if self.report else None
+
+    @property
+    def harness_version(self) -> str | None:
+        """The harness that made the latest grade ("": one older than the recorded versions; None: no grade)."""
+        return self.report.harness_version if self.report else None
 
     @property
     def workloads(self) -> list[WorkloadState]:
@@ -168,6 +183,11 @@ class SessionState:
                 skipped.eval_state = "skipped"
                 skipped.superseded_by = event.superseded_by
                 skipped.skip_reason = event.reason
+        elif isinstance(event, Regrade):  # the latest grade wins: it replaces the evaluation's report
+            if (regraded := self.revisions.get(event.rev)) is not None:
+                regraded.eval_state = "finished"
+                regraded.report = event.report
+                regraded.regrade = event
         elif isinstance(event, Submission):
             self.submission = event
         elif isinstance(event, SessionFinished):

@@ -32,7 +32,7 @@ from workbench.session.config import CONFIG_NAME, ConfigError, SessionConfig, lo
 from workbench.session.eventlog import LOCK_NAME, BadLine, LogTail, lock_pid, read_log
 from workbench.session.events import Event
 from workbench.session.layout import SessionRef
-from workbench.session.state import SessionState
+from workbench.session.state import SessionState, older_harness
 from workbench.session.workspace import Workspace, WorkspaceError
 
 EXAMPLES_DIR = paths.REPO_ROOT / "sessions" / "examples"  # the shipped examples (paths.examples_root's default)
@@ -77,6 +77,7 @@ class SessionSummary:
     best_rev: int | None = None
     best_status: str | None = None  # None: nothing evaluated yet
     best_speedup: float | None = None
+    best_harness: str | None = None  # the harness version of the best revision's latest grade ("": unknown)
     finished: bool = False
     state: str = ""  # SessionState.status_word: not started, interrupted, stopped, failed, finished
     state_reason: str = ""  # why, for stopped, failed and interrupted
@@ -91,6 +92,11 @@ class SessionSummary:
     def read_only(self) -> bool:
         """A shipped example (never run)."""
         return self.ref.read_only
+
+    @property
+    def older_harness(self) -> bool:
+        """The result (the best revision) was graded by another harness than this one: `regrade` updates it."""
+        return older_harness(self.best_harness)
 
 
 _FileStamp = tuple[int, int, int]  # the log's size and mtime_ns, session.toml's mtime_ns (-1: missing)
@@ -226,6 +232,7 @@ class SessionStore:
             best_rev=best.rev if best else None,
             best_status=best.status if best else None,
             best_speedup=best.geomean_speedup if best else None,
+            best_harness=best.harness_version if best else None,
             finished=view.state.finished is not None,
             state=word,
             state_reason=why,
