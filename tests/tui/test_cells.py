@@ -62,3 +62,16 @@ def test_narrow_screens_drop_the_least_important_columns_first() -> None:
     assert visible_columns(cells, 10) == ("session", "status")  # never fewer
     long_problem = [[Text("p" * 200) if c == "best" else Text("z") for c in COLUMNS]]
     assert visible_columns(long_problem, 120) == COLUMNS  # one long message does not push the others out
+
+
+def test_a_result_graded_by_an_older_harness_is_marked() -> None:
+    from workbench.harness.host.version import harness_version
+
+    ref = SessionRef("20261130-000000-t-abcd", Path("/nowhere"))
+    created = datetime(2026, 11, 30, tzinfo=UTC)
+    best = {"best_rev": 2, "best_status": "passed", "created": created, "finished": True}
+    cells = {
+        version: row_cells(SessionSummary(ref, best_harness=version, **best), running=False)[COLUMNS.index("best")].plain  # type: ignore[arg-type]
+        for version in ("", "h-0000000000000000-nopolicy", harness_version())
+    }
+    assert cells == {"": "passed (r2) †", "h-0000000000000000-nopolicy": "passed (r2) †", harness_version(): "passed (r2)"}

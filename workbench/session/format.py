@@ -240,6 +240,8 @@ def summaries_json(rows: list[SessionSummary]) -> list[dict[str, object]]:
             "best_rev": r.best_rev,
             "best_status": r.best_status,
             "best_speedup": r.best_speedup,
+            "best_harness_version": r.best_harness,  # "": graded before reports recorded it
+            "older_harness": r.older_harness,  # graded by another harness than this one (`regrade` updates it)
             "finished": r.finished,
             "state": r.state,
             "state_reason": r.state_reason,

@@ -32,6 +32,8 @@ tokens by bucket and cost so far, all as of the position. Its API key is read fr
 r opens the review of the selected revision: the candidate beside the expert solution, the judge's scores,
 rationales and citations per level (selecting a citation shows its lines and the expert's evidence), keys
 to run the judge, confirm a score or change it with a reason.
+Sessions (s): † beside a session's best status: it was graded by an older harness than this one (the
+harness changes; `d2k-workbench regrade ID` evaluates it again and records the new grade).
 Results (m): the report's tables over the sessions root, filterable by task, model and configuration.
 Sessions launched here keep running when the app closes (a human session ends after its idle time);
 reopen the app to watch them again.

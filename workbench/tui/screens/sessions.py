@@ -34,6 +34,9 @@ KEPT_FIRST = ("session", "status", "best", "revs", "speedup", "cost", "task", "d
 MEASURED_CELL = 32  # a longer cell (a problem's message) does not push other columns out
 
 
+OLDER_MARK = "†"  # beside the best status: graded by an older harness (the hint line says so)
+OLDER_LEGEND = f"{OLDER_MARK} graded by an older harness: d2k-workbench regrade ID"
+
 STATE_STYLES = {"finished": "green", "failed": "bold red", "stopped": "yellow", "interrupted": "yellow", "not started": "dim"}
 
 
@@ -66,6 +69,8 @@ def row_cells(row: SessionSummary, running: bool, usage: AgentUsage | None = Non
         }
         return [cells.get(column, Text("")) for column in COLUMNS]
     best = Text(f"{row.best_status} (r{row.best_rev})" if row.best_status else "-", style=status_style(row.best_status))
+    if row.older_harness:  # graded by another harness than this one: `d2k-workbench regrade` grades it again
+        best.append(f" {OLDER_MARK}", style="yellow")
     if row.foreign_lines:  # the log holds lines its runner did not write: they are ignored, say so
         best.append(f" log tampered ({row.foreign_lines})", style="bold red")
     session = Text(row.id)
@@ -199,6 +204,8 @@ class SessionsScreen(WorkbenchScreen):
         if selected is not None and selected in {c.value for c in table.rows}:
             table.move_cursor(row=table.get_row_index(selected))
         hint = f"{shown} of {len(self.rows)} sessions" + (f" matching {self.filter_text!r}" if needle else "")
+        if any(row.older_harness for row, _ in self.rows):  # the legend of the mark, before what may be cut off
+            hint += f" · {OLDER_LEGEND}"
         hidden = [column for column in candidates if column not in columns]
         if hidden:
             hint += f" · hidden at this width: {', '.join(hidden)}"
