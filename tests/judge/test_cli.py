@@ -17,11 +17,11 @@ from workbench.cli.judge_cmds import judge_app, review_cmd
 from workbench.judge import effective_scores, judge_session
 from workbench.judge.testing import ScriptedJudge
 from workbench.session.eventlog import EventWriter
-from workbench.session.events import Review
+from workbench.session.events import JudgeVerdict, Review
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionStore
 
-from .helpers import make_code_session, paraphrased, reply
+from .helpers import good_levels, make_code_session, paraphrased, reply
 
 
 def judge_app_for_tests() -> typer.Typer:
@@ -158,3 +158,44 @@ def test_shipped_examples_are_read_only(tmp_path: Path, root: Path, session: Ses
         env={"D2K_EXAMPLES_DIR": str(examples)},
     )
     assert result.exit_code == 2 and "is a shipped example (read-only)" in result.stderr
+
+
+def _scored(l2: float) -> str:
+    return reply(L2={**good_levels()["L2"], "score": l2})
+
+
+def test_samples_of_several_judges_are_one_group_whose_mean_counts_and_agreement_compares_them(
+    root: Path, session: SessionRef
+) -> None:
+    with FakeModelServer("openai-chat") as server:
+        server.script(*(ModelTurn(text=_scored(s)) for s in (40, 50, 20, 30)))
+        code, out, err = invoke(
+            root, "judge", session.id, "--provider", "openai", "--model", "judge-a", "--model", "judge-b",
+            "--samples", "2", "--base-url", server.base_url,
+        )  # fmt: skip
+        assert code == 0, err
+        assert [request.body["model"] for request in server.requests] == ["judge-a", "judge-a", "judge-b", "judge-b"]
+    assert "sample 2 of judge-b recorded" in out and "sample 3 of 4" in err
+    assert "L2   35.0  20-50  sd 12.9  (4 valid)" in out  # the group's mean and spread
+    store = SessionStore(root, examples=None)
+    groups = {e.verdict["group"] for e in store.load(session).events if isinstance(e, JudgeVerdict)}
+    assert len(groups) == 1 and "" not in groups
+    assert effective_scores(store.load(session)) == {2: {"L1": 10.0, "L2": 35.0, "L3": 30.0}}
+    code, out, _ = invoke(root, "judge", "agreement", session.id, "--json")
+    data = json.loads(out)
+    judges = {row["level"]: row for row in data["judges"]}
+    assert judges["L2"]["first"] == "judge-a" and judges["L2"]["mean_abs_diff"] == pytest.approx(20.0)  # 45 vs 25
+    assert judges["L1"]["mean_abs_diff"] == 0.0 and judges["all"]["count"] == 3
+    spreads = {(s["level"], s["model"]): s for s in data["samples"]}
+    assert spreads["L2", "judge-a"]["scores"] == [40.0, 50.0] and spreads["L2", "judge-b"]["stdev"] == pytest.approx(
+        7.0711, abs=1e-4
+    )
+    code, out, _ = invoke(root, "judge", "agreement", session.id)
+    assert code == 0 and "judge vs judge" in out and "judge-a / judge-b" in out and "samples: spread" in out
+
+
+def test_samples_and_models_bad_usage_is_exit_2(root: Path, session: SessionRef) -> None:
+    code, _, err = invoke(root, "judge", session.id, "--provider", "openai", "--model", "m", "--model", "m")
+    assert code == 2 and "names a model twice" in err
+    code, _, err = invoke(root, "judge", session.id, "--provider", "openai", "--model", "m", "--samples", "0")
+    assert code == 2 and "--samples" in err

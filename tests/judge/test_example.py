@@ -7,7 +7,7 @@ from pathlib import Path
 
 from workbench import paths
 from workbench.judge import effective_scores, judgements
-from workbench.judge.claims import without_claims
+from workbench.judge.shown import shown_candidate
 from workbench.judge.testing import EXAMPLE_ID, EXAMPLE_REVIEWER, record_example
 from workbench.judge.verdict import Citation
 from workbench.judge.verify import CitedText
@@ -34,7 +34,7 @@ def test_the_example_is_judged_reviewed_and_its_citations_verify() -> None:
     assert {r.level for _, r in judged.reviews} == {"L1", "L3"} and all(r.author == EXAMPLE_REVIEWER for _, r in judged.reviews)
     assert effective_scores(view)[4] == {"L1": 5.0, "L2": 30.0, "L3": 15.0}
     text = store.workspace(ref).read_text(view.state.revisions[4].sha, "solution.py") or ""
-    cited = CitedText("solution.py", without_claims(text))  # the judge quotes the code as it was shown it
+    cited = CitedText("solution.py", shown_candidate(text).text)  # the judge quotes the code as it was shown it
     for level, found_level in verdict.levels.items():
         for number, citation in enumerate(found_level.citations, start=1):
             check = cited.check(Citation.model_validate(citation.model_dump()), [citation.criterion], level, number)

@@ -20,7 +20,7 @@ from workbench.session.events import JudgeVerdict
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionStore
 
-from .helpers import BROKEN_LEVEL, LATENCY_MS, SOLUTION, comment_only, good_levels, out_of_range, paraphrased, reply
+from .helpers import BROKEN_LEVEL, L1, L2, L3, LATENCY_MS, SOLUTION, comment_only, good_levels, out_of_range, paraphrased, reply
 
 
 def test_templates_name_only_known_fields_and_the_hash_follows_them() -> None:
@@ -45,6 +45,18 @@ def test_the_schema_and_the_pydantic_models_agree() -> None:
     citation = schema["$defs"]["citation"]
     assert set(citation["required"]) == set(citation["properties"]) == {"file", "start_line", "end_line", "quote", "criterion"}
     JudgeReply.model_validate(json.loads(reply()))  # a reply of the schema's shape validates
+
+
+def test_with_the_rubric_the_schema_names_each_levels_criteria_as_an_enum() -> None:
+    schema = reply_schema({"L1": L1, "L2": L2, "L3": L3})
+    assert set(schema["$defs"]) == {f"{kind}_{level}" for kind in ("level", "citation") for level in ("L1", "L2", "L3")}
+    for level, ids in (("L1", L1), ("L2", L2), ("L3", L3)):
+        assert schema["properties"]["levels"]["properties"][level] == {"$ref": f"#/$defs/level_{level}"}
+        definition = schema["$defs"][f"level_{level}"]
+        assert all(definition["properties"][group]["items"]["enum"] == ids for group in ("realized", "partial", "missing"))
+        assert schema["$defs"][f"citation_{level}"]["properties"]["criterion"]["enum"] == ids
+        assert definition["required"] == schema["$defs"][f"level_{level}"]["required"]  # still strict-mode shaped
+    assert reply_schema()["$defs"]["level"]["properties"]["realized"]["items"] == {"type": "string"}  # the generic one
 
 
 def test_the_impl_prompt_holds_task_guidance_rubric_expert_and_numbered_candidate_but_no_runtime(

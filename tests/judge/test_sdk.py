@@ -19,7 +19,7 @@ from workbench.session.events import JudgeVerdict
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionStore
 
-from .helpers import BROKEN_LEVEL, comment_only, docstring_only, out_of_range, paraphrased, reply
+from .helpers import BROKEN_LEVEL, L1, L3, comment_only, docstring_only, out_of_range, paraphrased, reply
 
 APIS = ["openai-chat", "openai-responses", "anthropic"]
 PROVIDER = {"openai-chat": "openai", "openai-responses": "openai-responses", "anthropic": "anthropic"}
@@ -67,6 +67,9 @@ def test_a_valid_verdict_is_stored(
     if api == "openai-chat":
         assert body["response_format"]["type"] == "json_schema"
         assert body["response_format"]["json_schema"]["name"] == SCHEMA_NAME and body["response_format"]["json_schema"]["strict"]
+        defs = body["response_format"]["json_schema"]["schema"]["$defs"]  # the rubric's ids, per level, as enums
+        assert defs["level_L1"]["properties"]["realized"]["items"]["enum"] == L1
+        assert defs["citation_L3"]["properties"]["criterion"]["enum"] == L3
         assert body["messages"][0]["role"] == "system" and body["temperature"] == 0.0
     elif api == "openai-responses":
         assert body["text"]["format"]["type"] == "json_schema" and body["text"]["format"]["schema"]["required"] == ["levels"]

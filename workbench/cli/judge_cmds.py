@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -30,6 +31,7 @@ from workbench.cli.common import (
 
 if TYPE_CHECKING:
     from workbench.judge.verdict import VerdictRecord
+    from workbench.llm import Provider
 
 
 class _DefaultCommandGroup(TyperGroup):
@@ -93,13 +95,19 @@ def verdict_lines(verdict: VerdictRecord) -> list[str]:
 def judge_cmd(
     session_id: Annotated[str, typer.Argument(metavar="SESSION", help="Session id (or a unique prefix or suffix).")],
     provider: ProviderOpt,
-    model: ModelOpt,
+    models: Annotated[
+        list[str], typer.Option("--model", help="The judging model's name at the provider; repeat it to ask several judges.")
+    ],
     revision: RevisionOpt = None,
     base_url: BaseUrlOpt = None,
     temperature: Annotated[
         float | None, typer.Option("--temperature", help="Sampling temperature (default: the provider's; not sent).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the recorded verdict as JSON.")] = False,
+    samples: Annotated[
+        int,
+        typer.Option("--samples", min=1, max=20, help="Verdicts per model (default 1); the judgement's score is their mean."),
+    ] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the recorded verdict(s) as JSON.")] = False,
     sessions_dir: SessionsDir = None,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
@@ -110,42 +118,69 @@ def judge_cmd(
     with no model call. Design sessions (agent_mode design): the latest model_design.json, in its canonical form.
     Each level gets a score 0-100, a rationale and 1-4 citations that are verified against the revision;
     failures are sent back to the model (at most two re-asks), and a level still failing is recorded invalid.
-    Progress goes to stderr. A session being run is refused; shipped examples are read-only.
+    With --samples N and/or several --model, every verdict is recorded as one group: the judgement's score per
+    level is the mean of the group's valid scores, and the spread per level is printed (`judge agreement`
+    compares the models). Progress goes to stderr. A session being run is refused; shipped examples are
+    read-only.
 
     Exit code 0 when every level verified, 1 when a level is invalid or there is nothing to judge, 2 for bad
     usage (unknown session or provider, missing key, a running session, a model that failed for good).
     Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
     """
     from workbench.judge.providers import make_judge_provider
-    from workbench.judge.sessions import NothingToJudge, judge_session
+    from workbench.judge.sessions import NothingToJudge, judge_samples
     from workbench.llm import PROVIDER_NAMES
 
     with user_errors():
         if provider not in PROVIDER_NAMES:
             raise fail(f"--provider must be one of: {', '.join(PROVIDER_NAMES)} (got {provider!r})")
+        if len(set(models)) != len(models):
+            raise fail(f"--model names a model twice ({', '.join(models)}); use --samples for several verdicts of one")
         store = session_store(sessions_dir)
         ref = store.resolve(session_id)
+
+        def factory(model: str) -> Callable[[], Provider]:
+            return lambda: make_judge_provider(provider, model, base_url, temperature=temperature)
+
         try:
-            outcome = judge_session(
+            outcome = judge_samples(
                 store,
                 ref,
                 catalog(tasks_dir, guidance_dir),
-                lambda: make_judge_provider(provider, model, base_url, temperature=temperature),
+                [factory(model) for model in models],
+                samples=samples,
                 rev=revision,
                 temperature=temperature,
                 progress=_progress,
             )
         except NothingToJudge as exc:
             raise fail(exc.message, EXIT_FAILED) from None
-    verdict = outcome.verdict
+    group = outcome.group or ((outcome.verdict, outcome.event),)
     if as_json:
-        write_stdout(
-            json.dumps({"session": ref.id, "seq": outcome.event.seq, **verdict.model_dump(mode="json")}, indent=2) + "\n"
-        )
+        dumped = [{"session": ref.id, "seq": event.seq, **verdict.model_dump(mode="json")} for verdict, event in group]
+        write_stdout(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2) + "\n")
     else:
-        write_stdout(f"session {ref.id} revision {verdict.rev} ({verdict.kind}): verdict recorded (event {outcome.event.seq})\n")
-        write_stdout("".join(line + "\n" for line in verdict_lines(verdict)))
-    raise typer.Exit(EXIT_OK if verdict.complete else EXIT_FAILED)
+        for verdict, event in group:
+            label = f"sample {verdict.sample} of {verdict.judge}" if len(group) > 1 else "verdict"
+            write_stdout(f"session {ref.id} revision {verdict.rev} ({verdict.kind}): {label} recorded (event {event.seq})\n")
+            write_stdout("".join(line + "\n" for line in verdict_lines(verdict)))
+        if len(group) > 1:
+            write_stdout("".join(line + "\n" for line in spread_lines([verdict for verdict, _ in group])))
+    raise typer.Exit(EXIT_OK if all(verdict.complete for verdict, _ in group) else EXIT_FAILED)
+
+
+def spread_lines(group: list[VerdictRecord]) -> list[str]:
+    """Per level, the group's mean and spread over its valid scores."""
+    lines = [f"{len(group)} verdicts: per level the mean, lowest-highest and standard deviation of the valid scores"]
+    for level in ("L1", "L2", "L3"):
+        scores = [s for v in group if (s := v.levels[level].usable_score) is not None]
+        if not scores:
+            lines.append(f"{level}  no valid score")
+            continue
+        mean = sum(scores) / len(scores)
+        sd = (sum((s - mean) ** 2 for s in scores) / (len(scores) - 1)) ** 0.5 if len(scores) > 1 else 0.0
+        lines.append(f"{level}  {mean:5.1f}  {min(scores):g}-{max(scores):g}  sd {sd:.1f}  ({len(scores)} valid)")
+    return lines
 
 
 @judge_app.command("queue")
@@ -216,23 +251,30 @@ def agreement_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     sessions_dir: SessionsDir = None,
 ) -> None:
-    """Agreement between the judge and its reviewers over these sessions, per level and overall.
+    """Agreement between the judge and its reviewers, and between judges, over these sessions.
 
-    A pair is one reviewed level: the judge's score it reviewed and the latest review's score (a review of an
-    invalid level makes no pair). Shows per level the number of pairs, the mean absolute difference and
-    Spearman's rank correlation (n/a under 5 pairs, where a rank correlation says nothing, or with no spread).
+    Judge vs reviewers: a pair is one reviewed level, the judge's score it reviewed and the latest review's score
+    (a review of an invalid level makes no pair). Judge vs judge: a pair is one level of a revision that two
+    models scored in one sample group (`judge run --model A --model B`), each the mean of its samples. Shown per
+    level: the number of pairs, the mean absolute difference and Spearman's rank correlation (n/a under 5
+    pairs, where a rank correlation says nothing, or with no spread). Samples: per level, how far one model's
+    scores of one revision spread (`--samples N`): the mean and the largest standard deviation.
     """
-    from workbench.judge.scores import agreement, review_pairs
+    from workbench.judge.scores import agreement, judge_agreement, judge_pairs, review_pairs, sample_spreads
     from workbench.scoring.collect import find_sessions
     from workbench.session.layout import SessionRef
 
     with user_errors():
         store = session_store(sessions_dir)
         folders = find_sessions(session_ids, store)
-        pairs = []
+        pairs, between, spreads = [], [], []
         for folder in folders:
-            pairs += review_pairs(folder.name, store.load(SessionRef(folder.name, folder)))
+            view = store.load(SessionRef(folder.name, folder))
+            pairs += review_pairs(folder.name, view)
+            between += judge_pairs(folder.name, view)
+            spreads += sample_spreads(folder.name, view)
     rows = agreement(pairs)
+    judges = judge_agreement(between)
     if as_json:
         data: dict[str, Any] = {
             "sessions": len(folders),
@@ -240,6 +282,9 @@ def agreement_cmd(
                 {"level": r.level, "count": r.count, "mean_abs_diff": r.mean_abs_diff, "spearman": r.spearman} for r in rows
             ],
             "pairs": [p.__dict__ for p in pairs],
+            "judges": [j.__dict__ for j in judges],
+            "judge_pairs": [p.__dict__ for p in between],
+            "samples": [{**s.__dict__, "scores": list(s.scores), "stdev": s.stdev} for s in spreads],
         }
         write_stdout(json.dumps(data, indent=2) + "\n")
         return
@@ -253,6 +298,23 @@ def agreement_cmd(
         rho = f"{r.spearman:.3f}" if r.spearman is not None else ("n/a (under 5 pairs)" if r.count < 5 else "n/a")
         table.add_row(str(r.level), str(r.count), mad, rho)
     stdout().print(table)
+    if judges:
+        between_table = Table(title="judge vs judge (each model's mean over its samples)")
+        for column in ("models", "level", "pairs", "mean |difference|", "Spearman"):
+            between_table.add_column(column, justify="left" if column in ("models", "level") else "right")
+        for j in judges:
+            rho = f"{j.spearman:.3f}" if j.spearman is not None else ("n/a (under 5 pairs)" if j.count < 5 else "n/a")
+            between_table.add_row(f"{j.first} / {j.second}", str(j.level), str(j.count), f"{j.mean_abs_diff:.2f}", rho)
+        stdout().print(between_table)
+    if spreads:
+        spread_table = Table(title="samples: spread of one model's scores of one revision")
+        for column in ("level", "sampled", "mean sd", "largest sd"):
+            spread_table.add_column(column, justify="left" if column == "level" else "right")
+        for level in ("L1", "L2", "L3"):
+            mine = [s.stdev for s in spreads if s.level == level]
+            if mine:
+                spread_table.add_row(level, str(len(mine)), f"{sum(mine) / len(mine):.2f}", f"{max(mine):.2f}")
+        stdout().print(spread_table)
 
 
 def review_cmd(

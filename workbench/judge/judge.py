@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from workbench.judge.prompt import JudgeInput
+from workbench.judge.providers import JudgeProvider
 from workbench.judge.verdict import (
     LEVELS,
     CitationCheck,
@@ -175,7 +176,12 @@ def run_judge(
     """Judge `judge_input` with `provider` (see the module's docstring). `temperature` is only recorded here
     (default: the provider's `temperature` attribute): the provider sends it (`make_judge_provider`). Raises
     ProviderError when a call fails for good."""
-    cited = CitedText(judge_input.file, judge_input.text, python=judge_input.kind == "impl")
+    cited = CitedText(
+        judge_input.file,
+        judge_input.text,
+        python=judge_input.kind == "impl",
+        hidden=tuple((h.first, h.last, h.name) for h in judge_input.hidden),
+    )
     conversation = Conversation(system=judge_input.system, messages=[UserTurn(text=judge_input.user)])
     accepted: dict[Level, LevelVerdict] = {}
     failing: dict[Level, list[str]] = {}
@@ -184,12 +190,13 @@ def run_judge(
     calls: list[ModelCallRecord] = []
     reasks: list[Reask] = []
     attempts = max_reasks + 1
+    asked = provider.for_criteria(judge_input.criteria) if isinstance(provider, JudgeProvider) else provider
     for attempt in range(1, attempts + 1):
         progress(f"asking {provider.name} {provider.model} (answer {attempt} of at most {attempts})")
         retries: list[int] = []
         started = time.monotonic()
         reply = call_with_retries(
-            lambda: provider.complete(conversation), policy or RetryPolicy(), _retry_reporter(retries, progress), sleep
+            lambda: asked.complete(conversation), policy or RetryPolicy(), _retry_reporter(retries, progress), sleep
         )
         latency = time.monotonic() - started
         calls.append(

@@ -12,9 +12,11 @@ Runtime measurements never enter a prompt (the revision's report is not read her
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -22,7 +24,7 @@ from typing import Any
 from workbench.catalog.guidance import LEVEL_NAMES, LEVELS, Guidance, Level, Rubric, render
 from workbench.catalog.task import Task
 from workbench.errors import UsageError
-from workbench.judge.claims import without_claims
+from workbench.judge.shown import Hidden, shown_candidate
 from workbench.judge.verdict import VerdictKind
 
 SYSTEM_TEMPLATE = "prompts/system.md"
@@ -47,6 +49,7 @@ FIELDS: dict[str, frozenset[str]] = {
             "candidate_file",
             "revision",
             "candidate_listing",
+            "launch_record",
         }
     ),
     USER_TEMPLATES["design"]: frozenset(
@@ -70,9 +73,25 @@ def package_text(name: str) -> str:
     return resources.files("workbench.judge").joinpath(name).read_text(encoding="utf-8")
 
 
-def reply_schema() -> dict[str, Any]:
-    """The JSON schema of the reply (strict-mode compatible: every property required, no extra ones)."""
+def reply_schema(criteria: Mapping[Level, Sequence[str]] | None = None) -> dict[str, Any]:
+    """The JSON schema of the reply (strict-mode compatible: every property required, no extra ones). With
+    `criteria` (the rubric's ids per level), each level gets its own definition whose `realized`, `partial`,
+    `missing` and citation `criterion` are an enum of that level's ids, so structured output cannot name a
+    criterion loosely (and a reply that does is refused by the verification all the same)."""
     data: dict[str, Any] = json.loads(package_text(SCHEMA_FILE))
+    if criteria is None:
+        return data
+    generic_level, generic_citation = data["$defs"].pop("level"), data["$defs"].pop("citation")
+    for level in LEVELS:
+        ids = {"type": "string", "enum": list(criteria[level])}
+        citation = copy.deepcopy(generic_citation)
+        citation["properties"]["criterion"] = ids | {"description": f"The id of the {level} criterion the passage concerns"}
+        definition = copy.deepcopy(generic_level)
+        for group in ("realized", "partial", "missing"):
+            definition["properties"][group]["items"] = ids
+        definition["properties"]["citations"]["items"] = {"$ref": f"#/$defs/citation_{level}"}
+        data["$defs"][f"level_{level}"], data["$defs"][f"citation_{level}"] = definition, citation
+        data["properties"]["levels"]["properties"][level] = {"$ref": f"#/$defs/level_{level}"}
     return data
 
 
@@ -147,6 +166,7 @@ class JudgeInput:
     criteria: dict[Level, list[str]]  # the rubric's criterion ids per level
     prompt_hash: str
     templates: tuple[str, ...]
+    hidden: tuple[Hidden, ...] = ()  # spans of code that never ran, not shown (they cannot be cited)
 
     @property
     def input_hash(self) -> str:
@@ -164,14 +184,22 @@ def build_input(
     file: str,
     text: str,
     expert_source: str | None = None,
+    launched: dict[str, dict[str, int]] | None = None,
 ) -> JudgeInput:
     """The filled prompt for judging `text` (the candidate's `file` at revision `rev`). For `impl`,
-    `expert_source` is the expert implementation (required); a design's prompt has none."""
+    `expert_source` is the expert implementation (required) and `launched` the evaluation's launch record
+    (per workload, launches of each Triton kernel in one call; None: none stored); a design's prompt has
+    neither. An implementation is shown as `shown.shown_candidate` makes it (no claims, neutral names, only
+    code that ran)."""
     if kind == "impl" and expert_source is None:
         raise UsageError(f"task {task.id} has no expert implementation ({EXPERT_FILE}) to judge against")
-    if kind == "impl":  # the code only: its author's comments, docstrings and strings are claims, not evidence
-        text = without_claims(text)
-    schema_text = json.dumps(reply_schema(), indent=2)
+    hidden: tuple[Hidden, ...] = ()
+    record = ""
+    if kind == "impl":
+        shown = shown_candidate(text, launched)
+        text, hidden, record = shown.text, tuple(shown.hidden), shown.ran_table
+    criteria = {level: [c.id for c in rubric.for_level(level)] for level in LEVELS}
+    schema_text = json.dumps(reply_schema(criteria), indent=2)
     system = fill(package_text(SYSTEM_TEMPLATE), {"reply_schema": schema_text}, SYSTEM_TEMPLATE)
     values = {
         "task_id": task.id,
@@ -185,7 +213,7 @@ def build_input(
         "candidate_listing": numbered(text),
     }
     if kind == "impl":
-        values |= {"expert_file": EXPERT_FILE, "expert_source": (expert_source or "").rstrip("\n")}
+        values |= {"expert_file": EXPERT_FILE, "expert_source": (expert_source or "").rstrip("\n"), "launch_record": record}
     user = fill(package_text(USER_TEMPLATES[kind]), values, USER_TEMPLATES[kind])
     return JudgeInput(
         kind=kind,
@@ -195,7 +223,8 @@ def build_input(
         text=text,
         system=system,
         user=user,
-        criteria={level: [c.id for c in rubric.for_level(level)] for level in LEVELS},
+        criteria=criteria,
         prompt_hash=prompt_hash(kind),
         templates=(SYSTEM_TEMPLATE, USER_TEMPLATES[kind], SCHEMA_FILE),
+        hidden=hidden,
     )

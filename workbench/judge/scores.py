@@ -43,15 +43,31 @@ class Judgement:
     rev: int
     verdict: VerdictRecord | None = None
     verdict_seq: int | None = None
-    verdicts: int = 0  # how many verdicts of this kind the revision had (the latest counts)
+    verdicts: int = 0  # how many verdicts of this kind the revision had (the latest, or its group, counts)
     reviews: list[tuple[int, ReviewRecord]] = field(default_factory=list)  # (seq, review)
+    group: list[VerdictRecord] = field(default_factory=list)  # the latest verdict's sample group (itself alone if none)
 
     def latest_review(self, level: Level) -> ReviewRecord | None:
         found = [review for _, review in self.reviews if review.level == level]
         return found[-1] if found else None
 
+    def sample_scores(self, level: Level) -> list[float]:
+        """The valid scores of `level` over the latest group's verdicts (one verdict: its score)."""
+        found = [v.levels[level].usable_score for v in self.group if level in v.levels]
+        return [s for s in found if s is not None]
+
     def judge_score(self, level: Level) -> float | None:
-        return self.verdict.levels[level].usable_score if self.verdict is not None and level in self.verdict.levels else None
+        """The judge's score of `level`: the latest verdict's, or the mean of its sample group's valid scores."""
+        scores = self.sample_scores(level)
+        return sum(scores) / len(scores) if scores else None
+
+    def spread(self, level: Level) -> tuple[float, float, float] | None:
+        """(lowest, highest, standard deviation) of the group's valid scores of `level`; None under two."""
+        scores = self.sample_scores(level)
+        if len(scores) < 2:
+            return None
+        mean = sum(scores) / len(scores)
+        return min(scores), max(scores), math.sqrt(sum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
 
     def effective(self, level: Level) -> float | None:
         """The latest review's score, else the judge's valid score, else None."""
@@ -105,6 +121,8 @@ def judgements(source: object) -> Judgements:
                 found.skipped.append(f"event {event.seq}: {exc}")
                 continue
             judgement = found.setdefault((verdict.kind, event.rev), Judgement(verdict.kind, event.rev))
+            same_group = bool(verdict.group) and judgement.verdict is not None and judgement.verdict.group == verdict.group
+            judgement.group = [*judgement.group, verdict] if same_group else [verdict]
             judgement.verdict, judgement.verdict_seq = verdict, event.seq
             judgement.verdicts += 1
         elif isinstance(event, Review):
@@ -223,6 +241,99 @@ def review_pairs(session: str, source: object) -> list[Pair]:
 
 
 MIN_CORRELATION_PAIRS = 5  # fewer pairs: no rank correlation is shown (2 pairs always give +-1)
+
+
+@dataclass(frozen=True)
+class JudgePair:
+    """One level of one judged revision scored by two judge models in one sample group (each its samples' mean)."""
+
+    session: str
+    kind: VerdictKind
+    rev: int
+    level: Level
+    first: str  # the model, alphabetically first
+    second: str
+    first_score: float
+    second_score: float
+
+
+@dataclass(frozen=True)
+class SampleSpread:
+    """One level of one judged revision, sampled several times by one model: its scores' spread."""
+
+    session: str
+    kind: VerdictKind
+    rev: int
+    level: Level
+    model: str
+    scores: tuple[float, ...]
+
+    @property
+    def stdev(self) -> float:
+        mean = sum(self.scores) / len(self.scores)
+        return math.sqrt(sum((s - mean) ** 2 for s in self.scores) / (len(self.scores) - 1))
+
+
+def _by_model(judgement: Judgement, level: Level) -> dict[str, list[float]]:
+    scores: dict[str, list[float]] = {}
+    for verdict in judgement.group:
+        value = verdict.levels[level].usable_score if level in verdict.levels else None
+        if value is not None and verdict.model_called:
+            scores.setdefault(verdict.judge, []).append(value)
+    return scores
+
+
+def judge_pairs(session: str, source: object) -> list[JudgePair]:
+    """Every pair of judge models that scored a level of a revision in one sample group (latest groups only)."""
+    pairs: list[JudgePair] = []
+    for (kind, rev), judgement in sorted(judgements(source).items(), key=lambda item: (item[0][1], item[0][0])):
+        for level in LEVELS:
+            scores = _by_model(judgement, level)
+            models = sorted(scores)
+            for i, first in enumerate(models):
+                for second in models[i + 1 :]:
+                    a, b = scores[first], scores[second]
+                    pairs.append(JudgePair(session, kind, rev, level, first, second, sum(a) / len(a), sum(b) / len(b)))
+    return pairs
+
+
+def sample_spreads(session: str, source: object) -> list[SampleSpread]:
+    """Every level a model scored at least twice in one sample group (latest groups only)."""
+    found: list[SampleSpread] = []
+    for (kind, rev), judgement in sorted(judgements(source).items(), key=lambda item: (item[0][1], item[0][0])):
+        for level in LEVELS:
+            for model, scores in sorted(_by_model(judgement, level).items()):
+                if len(scores) >= 2:
+                    found.append(SampleSpread(session, kind, rev, level, model, tuple(scores)))
+    return found
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """Agreement between two judge models over one level (or all levels)."""
+
+    first: str
+    second: str
+    level: Level | Literal["all"]
+    count: int
+    mean_abs_diff: float
+    spearman: float | None
+
+
+def judge_agreement(pairs: Sequence[JudgePair]) -> list[JudgeAgreement]:
+    """Per pair of models, per level L1, L2, L3 and all levels: count, mean |first - second|, Spearman (None
+    under MIN_CORRELATION_PAIRS pairs)."""
+    rows: list[JudgeAgreement] = []
+    for first, second in sorted({(p.first, p.second) for p in pairs}):
+        for level in (*LEVELS, "all"):
+            mine = [p for p in pairs if (p.first, p.second) == (first, second) and level in ("all", p.level)]
+            if not mine:
+                continue
+            xs, ys = [p.first_score for p in mine], [p.second_score for p in mine]
+            mad = sum(abs(x - y) for x, y in zip(xs, ys, strict=True)) / len(mine)
+            rho = spearman(xs, ys) if len(mine) >= MIN_CORRELATION_PAIRS else None
+            rows.append(JudgeAgreement(first, second, level, len(mine), mad, rho))  # type: ignore[arg-type]
+    return rows
 
 
 def agreement(pairs: Sequence[Pair]) -> list[Agreement]:

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import getpass
 import os
+import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import cast
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -97,6 +98,7 @@ class Target:
     file: str
     status: str | None
     text: str | None
+    launched: dict[str, dict[str, int]] | None = None  # the evaluation's launch record (None: none stored)
 
     @property
     def failed(self) -> bool:
@@ -148,7 +150,9 @@ def resolve_target(store: SessionStore, view: SessionView, rev: int | None = Non
     text = store.workspace(ref).read_text(revision.sha, file)
     if text is None:
         raise NothingToJudge(f"revision {rev} of session {ref.id} has no {file}")
-    return Target("impl", rev, revision.sha, file, status, text)
+    launched = {w.name: dict(w.kernels) for w in revision.report.workloads}
+    recorded = any(launched.values())  # a passing call always launches: none at all is a report from before the record
+    return Target("impl", rev, revision.sha, file, status, text, launched if recorded else None)
 
 
 @dataclass(frozen=True)
@@ -188,6 +192,7 @@ def judge_input(target: Target, material: TaskMaterial) -> JudgeInput:
         file=target.file,
         text=target.text,
         expert_source=material.expert_source,
+        launched=target.launched,
     )
 
 
@@ -205,6 +210,43 @@ def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:
 class JudgeOutcome:
     verdict: VerdictRecord
     event: JudgeVerdict  # as written (seq, ts set)
+    group: tuple[tuple[VerdictRecord, JudgeVerdict], ...] = ()  # every verdict of a sampled judgement, in order
+
+
+def judge_samples(
+    store: SessionStore,
+    ref: SessionRef,
+    catalog: Catalog,
+    providers: Sequence[Provider | Callable[[], Provider]],
+    *,
+    samples: int = 1,
+    progress: Progress | None = None,
+    **options: Any,
+) -> JudgeOutcome:
+    """Judge one revision `samples` times with each provider (one model each), recording every verdict with
+    the group's id, its sample number and the group's size: the judgement's score is then the group's mean
+    (`scores.Judgement`), its spread and the agreement between the models are in `judge agreement`. `options`
+    are judge_session's. The outcome's `verdict` is the last one; `group` holds them all."""
+    if samples < 1:
+        raise UsageError(f"--samples must be at least 1 (got {samples})")
+    if not providers:
+        raise UsageError("give at least one model to judge with")
+    say = progress or (lambda _: None)
+    group = secrets.token_hex(6) if samples * len(providers) > 1 else ""
+    size = samples * len(providers)
+    done: list[tuple[VerdictRecord, JudgeVerdict]] = []
+    for provider in providers:
+        for sample in range(1, samples + 1):
+            if size > 1:
+                say(f"sample {len(done) + 1} of {size}")
+            outcome = judge_session(
+                store, ref, catalog, provider, progress=say, sample=(group, sample, size) if size > 1 else None, **options
+            )
+            done.append((outcome.verdict, outcome.event))
+            if not outcome.verdict.model_called:
+                return JudgeOutcome(outcome.verdict, outcome.event, tuple(done))  # a failed revision: 0, asked once
+    last, event = done[-1]
+    return JudgeOutcome(last, event, tuple(done))
 
 
 def judge_session(
@@ -220,6 +262,7 @@ def judge_session(
     progress: Progress | None = None,
     lock_wait_s: float = LOCK_WAIT_S,
     sleep: Callable[[float], None] = time.sleep,
+    sample: tuple[str, int, int] | None = None,
 ) -> JudgeOutcome:
     """Judge one revision of a session and append the verdict to its log. `provider` may be a factory, called
     only when a model is needed (a failed revision asks none). Raises NothingToJudge, UsageError,
@@ -245,6 +288,8 @@ def judge_session(
             sleep=sleep,
             progress=say,
         )
+    if sample is not None:  # (group, sample, group size) of judge_samples
+        verdict = verdict.model_copy(update={"group": sample[0], "sample": sample[1], "group_size": sample[2]})
     [event] = append_events(ref, [JudgeVerdict(rev=target.rev, verdict=verdict.model_dump(mode="json"))], lock_wait_s=lock_wait_s)
     assert isinstance(event, JudgeVerdict)
     return JudgeOutcome(verdict, event)

@@ -2,7 +2,7 @@
 helpers that build replies whose citations are exact (or deliberately not).
 
     text = solution source
-    loop = cite(text, "for a, b, c in COEFFS:", 5, "L1.c.square_side")   # 5 lines from that line, quoted exactly
+    loop = cite(text, line_of(source, "for a, b, c in COEFFS:"), 5, "L1.c.square_side")   # 5 lines from that line, quoted exactly
     reply = judge_reply(L1=level(5, "keeps the stepwise recurrence", missing=[...], citations=[loop]), L2=..., L3=...)
     provider = ScriptedJudge([reply_with_a_paraphrase, reply])   # answer N is the script's step N
 
@@ -25,8 +25,8 @@ from typing import Any
 
 from workbench import paths
 from workbench.catalog import Catalog
-from workbench.judge.claims import without_claims
 from workbench.judge.sessions import judge_session, record_review
+from workbench.judge.shown import shown_candidate
 from workbench.llm import AssistantTurn, Conversation, ModelReply, ProviderError
 from workbench.llm.usage import Usage
 from workbench.session.config import load_config, write_config
@@ -128,10 +128,10 @@ L1_CRITERIA = ("L1.c.square_side", "L1.c.fixed_restart", "L1.c.final_boundary")
 
 def example_replies(source: str) -> list[str]:
     """The scripted judge's two answers on the honest naive solution (`source`, as stored; the judge is shown it
-    without its comments, docstrings and strings, and quotes that): the first cites the lines of a docstring
+    as `shown.shown_candidate` makes it, without a launch record, and quotes that): the first cites the lines of a docstring
     (blank as shown) for L2 and paraphrases a line for L3 (both re-asked), the second corrects them."""
-    text = without_claims(source)
-    loop = cite(text, "for a, b, c in COEFFS:", 5, "L1.c.square_side")
+    text = shown_candidate(source).text
+    loop = cite(text, line_of(source, "for a, b, c in COEFFS:"), 5, "L1.c.square_side")
     l1 = level(
         5,
         "The candidate keeps the reference's stepwise recurrence: each of the five steps builds A = X X^T, forms "
@@ -142,9 +142,9 @@ def example_replies(source: str) -> list[str]:
         missing=L1_CRITERIA,
         citations=[loop],
     )
-    epilogue = cite(text, "out = acc * alpha", 6, "L2.c.symmetric_gemm_add")
-    grid = cite(text, "grid = (triton.cdiv(M, _BM), tiles_n, nb)", 1, "L2.c.parallel_sequential")
-    buffers = cite(text, "X = torch.empty((Bsz, M, N)", 5, "L2.c.square_state_dataflow")
+    epilogue = cite(text, line_of(source, "out = acc * alpha"), 6, "L2.c.symmetric_gemm_add")
+    grid = cite(text, line_of(source, "grid = (triton.cdiv(M, _BM), tiles_n, nb)"), 1, "L2.c.parallel_sequential")
+    buffers = cite(text, line_of(source, "X = torch.empty((Bsz, M, N)"), 5, "L2.c.square_state_dataflow")
     rationale_l2 = (
         "Every launch covers the whole batch with the matrix index in the grid and the steps run in a fixed order "
         "(L2.c.parallel_sequential realised). The combinations live in the GEMM epilogue on the fp32 accumulator "
@@ -169,10 +169,10 @@ def example_replies(source: str) -> list[str]:
         missing=["L2.c.square_state_dataflow"],
         citations=[epilogue, grid, buffers],
     )
-    k_loop = cite(text, "for k0 in range(0, K, BK):", 5, "L3.c.tensor_core_k_tail")
+    k_loop = cite(text, line_of(source, "for k0 in range(0, K, BK):"), 5, "L3.c.tensor_core_k_tail")
     paraphrase = dict(k_loop, quote=k_loop["quote"].replace("acc = tl.dot(p, q, acc)", "acc += tl.dot(p, q)"))
-    dense = cite(text, "grid = (triton.cdiv(M, _BM), tiles_n, nb)", 1, "L3.c.triangle_mirrored_diagonal")
-    schedule = cite(text, "_bmm(X, X.mT, A, 1.0)", 3, "L3.c.boundary_schedule")
+    dense = cite(text, line_of(source, "grid = (triton.cdiv(M, _BM), tiles_n, nb)"), 1, "L3.c.triangle_mirrored_diagonal")
+    schedule = cite(text, line_of(source, "_bmm(X, X.mT, A, 1.0)"), 3, "L3.c.boundary_schedule")
     rationale_l3 = (
         "The products use fp16 tiles in tl.dot with an fp32 accumulator, but the K loop masks every iteration and "
         "runs with few stages (L3.c.tensor_core_k_tail partial). The Gram build and A A use the dense tile grid, "

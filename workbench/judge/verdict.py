@@ -178,6 +178,11 @@ class VerdictRecord(BaseModel):
     calls: list[ModelCallRecord] = []
     reasks: list[Reask] = []
     time: datetime
+    # several verdicts asked together (`judge run --samples N`, several `--model`s): their group's id, this
+    # verdict's sample number (1-based, per model) and the group's size; the group's mean is the judge's score
+    group: str = ""
+    sample: int = 1
+    group_size: int = 1
 
     def level(self, level: Level) -> LevelVerdict:
         return self.levels[level]

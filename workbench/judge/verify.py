@@ -11,7 +11,8 @@ A citation `{file, start_line, end_line, quote, criterion}` of a level is valid 
 - `quote` is exactly the text of those lines: both are split into lines (any line ending), trailing
   whitespace is removed from each line and one final newline of the quote is ignored; nothing else is
   normalised (not indentation, not inner spaces, not quotes);
-- `criterion` is the id of a rubric criterion of the cited level.
+- `criterion` is the id of a rubric criterion of the cited level;
+- no cited line lies in code that never ran (not shown to the judge: `shown.py`).
 
 A level is valid when its citations all are, it cites 1 to 4 passages (none is allowed only with a score of 0),
 and its `realized`, `partial` and `missing` lists name each of the level's criteria exactly once.
@@ -96,6 +97,7 @@ class CitedText:
     file: str
     text: str
     python: bool = True  # Python source; False: a design's canonical JSON
+    hidden: tuple[tuple[int, int, str], ...] = ()  # (first, last, what): spans the judge was not shown
 
     @cached_property
     def lines(self) -> list[str]:
@@ -125,6 +127,11 @@ class CitedText:
             )
             return CitationCheck(citation=number, ok=False, errors=errors)
         span = range(citation.start_line, citation.end_line + 1)
+        for first, last, what in self.hidden:
+            if first <= citation.end_line and citation.start_line <= last:
+                errors.append(
+                    f"{where}: lines {first}-{last} hold {what}, code that never ran: it was not shown and earns nothing"
+                )
         if not any(n in self.meaningful for n in span):
             what = (
                 "executable source (only comments, docstrings or blank lines)"
