@@ -13,14 +13,17 @@ from typer.testing import CliRunner
 from workbench import paths
 from workbench.catalog import Catalog
 from workbench.cli import app
+from workbench.device import resolve_device
+from workbench.errors import UsageError
 from workbench.harness.host.evaluate import evaluate
 from workbench.harness.host.version import harness_version
 from workbench.harness.protocol.report import EvalReport, Status
 from workbench.scoring import build_results, build_tables, collect, render_markdown
+from workbench.session.config import load_config, write_config
 from workbench.session.eventlog import EventWriter, SessionLocked, read_log
 from workbench.session.events import EVENT_ADAPTER, Regrade
 from workbench.session.layout import SessionRef
-from workbench.session.regrade import regrade_session, targets
+from workbench.session.regrade import regrade_device, regrade_session, targets
 from workbench.session.state import SessionState, older_harness
 from workbench.session.store import SessionStore
 from workbench.session.testing import finished_session, timed_report, write_events
@@ -190,6 +193,21 @@ def test_bad_input_exits_2_with_one_line(root: Path, passed: SessionRef, tmp_pat
     device = cli.invoke(app, ["regrade", passed.id, "--device", "tpu", "--sessions-dir", str(root)])
     assert device.exit_code == 2 and "unknown device 'tpu'" in device.output
     assert "regrade" in cli.invoke(app, ["--help"]).output
+
+
+def test_by_default_a_session_is_regraded_on_its_own_device_and_a_missing_gpu_is_named(root: Path, passed: SessionRef) -> None:
+    """A GPU session regraded on the CPU would lose its timings: without --device it is refused where its
+    device is missing (one line saying what to do), before anything is evaluated."""
+    config = load_config(passed.dir)
+    assert regrade_device(config, None) == "cpu" and regrade_device(config, "cpu") == "cpu"
+    gpu = config.model_copy(update={"device": "cuda"})
+    write_config(passed.dir, gpu)
+    with pytest.raises(UsageError, match="was evaluated on cuda, which this machine does not have: pass --device cpu"):
+        regrade_device(gpu, None, count=lambda: 0)
+    if resolve_device("auto") == "cpu":  # this machine has no GPU: the CLI refuses with the same line
+        result = cli.invoke(app, ["regrade", passed.id, "--sessions-dir", str(root)])
+        assert result.exit_code == 2 and "pass --device cpu" in result.output
+        assert not [e for e in SessionStore(root).load(passed).events if e.type == "regrade"]
 
 
 @pytest.mark.slow

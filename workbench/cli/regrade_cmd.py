@@ -66,7 +66,14 @@ def regrade_cmd(
     all_revisions: Annotated[
         bool, typer.Option("--all", help="Every evaluated revision, not only the one the session's result stands on.")
     ] = False,
-    device: Annotated[str, typer.Option("--device", help="cpu, cuda, cuda:N or auto (a GPU when present, else cpu).")] = "auto",
+    device: Annotated[
+        str | None,
+        typer.Option(
+            "--device",
+            help="cpu, cuda, cuda:N or auto (a GPU when present, else cpu); default: the device each session was "
+            "evaluated on (its timings kept).",
+        ),
+    ] = None,
     workload: Annotated[
         list[str] | None, typer.Option("--workload", help="Evaluate only this workload (repeatable; default: the session's).")
     ] = None,
@@ -86,8 +93,7 @@ def regrade_cmd(
     the flips: revisions whose pass/fail changed. Exit code 0 when it ran (flips are not errors), 2 for bad
     input (an unknown session, a session being run, a bad device or workload).
     """
-    from workbench.device import resolve_device
-    from workbench.session.regrade import check_regradable, regrade_session
+    from workbench.session.regrade import check_regradable, regrade_device, regrade_session
 
     err = stderr()
     outcomes: list[SessionRegrade] = []
@@ -96,8 +102,7 @@ def regrade_cmd(
         refs = resolve_sessions(store, sessions)
         for ref in refs:  # every session checked before anything is evaluated
             check_regradable(store, ref)
-            store.load(ref)
-        resolved = resolve_device(device)
+            regrade_device(store.load(ref).config, device)
         tasks = catalog(tasks_dir, guidance_dir)
         for ref in refs:
             if not as_json:
@@ -106,7 +111,7 @@ def regrade_cmd(
                 store,
                 ref,
                 tasks,
-                device=resolved,
+                device=device,
                 workloads=workload,
                 all_revisions=all_revisions,
                 progress=lambda line: err.print(line, style="dim", highlight=False, markup=False, soft_wrap=True),

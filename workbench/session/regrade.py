@@ -30,6 +30,7 @@ from pathlib import Path
 
 from workbench.catalog import Catalog, Task
 from workbench.device import resolve_device
+from workbench.errors import UsageError
 from workbench.harness.host.checker_pool import CheckerPool
 from workbench.harness.host.evaluate import evaluate
 from workbench.harness.host.version import harness_version
@@ -150,12 +151,27 @@ def harness_evaluate(store: SessionStore, ref: SessionRef, pool: CheckerPool | N
     return run
 
 
+def regrade_device(config: SessionConfig, device: str | None, count: Callable[[], int] | None = None) -> str:
+    """The device to regrade on: `device` when given, else the session's own, so that a GPU session keeps its
+    timings. UsageError (one line, with what to do) when the session's device is not here."""
+    counted = {"count": count} if count is not None else {}
+    if device is not None:
+        return resolve_device(device, **counted)
+    try:
+        return resolve_device(config.device, **counted)
+    except UsageError:
+        raise UsageError(
+            f"session {config.id} was evaluated on {config.device}, which this machine does not have: pass "
+            "--device cpu to regrade it here (smoke workloads, no timing: its speedups are then lost)"
+        ) from None
+
+
 def regrade_session(
     store: SessionStore,
     ref: SessionRef,
     catalog: Catalog,
     *,
-    device: str = "auto",
+    device: str | None = None,
     workloads: list[str] | None = None,
     all_revisions: bool = False,
     evaluator: Evaluator | None = None,
@@ -164,11 +180,12 @@ def regrade_session(
     lock_wait_s: float = LOCK_WAIT_S,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SessionRegrade:
-    """Re-evaluate the session's revisions (module docstring) on `device` ("auto": a GPU when present) with the
-    current harness; each new grade is appended as a `regrade` event as soon as it is made (not for a shipped
-    example, nor a harness fault). `workloads` overrides the session's. `progress` gets a line before each
-    evaluation, `on_result` each result. SessionLocked for a session being run, UsageError for a bad device or
-    task, SessionError for a workspace that cannot be read."""
+    """Re-evaluate the session's revisions (module docstring) on `device` (None: the device the session was
+    evaluated on, `regrade_device`; "auto": a GPU when present) with the current harness; each new grade is
+    appended as a `regrade` event as soon as it is made (not for a shipped example, nor a harness fault).
+    `workloads` overrides the session's. `progress` gets a line before each evaluation, `on_result` each
+    result. SessionLocked for a session being run, UsageError for a bad device or task, SessionError for a
+    workspace that cannot be read."""
     say = progress or (lambda _: None)
     check_regradable(store, ref)
     view = store.load(ref)
@@ -182,7 +199,7 @@ def regrade_session(
         outcome.note = f"session {ref.id} has no evaluated revision to regrade"
         return outcome
     task = catalog.task(config.task)
-    device = resolve_device(device)
+    device = regrade_device(view.config, device)
     workspace = store.workspace(ref)
     pool = CheckerPool() if evaluator is None else None  # one warm checker start for the session's evaluations
     run = evaluator or harness_evaluate(store, ref, pool)
