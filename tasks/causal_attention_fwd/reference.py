@@ -78,6 +78,14 @@ def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -
     return o
 
 
+def library(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """The library call a practitioner uses instead (task.toml ``[library]``): PyTorch's fused
+    ``scaled_dot_product_attention`` with the causal flag and grouped key/value heads (its flash backend on an
+    H100/H200 at these shapes). Returns bfloat16 ``[B, Hq, S, D]``."""
+    _, Hq, Hkv, _, _ = _check(q, k, v, scale)
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale, enable_gqa=Hq != Hkv)
+
+
 def exact(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
     """Float64 oracle: the same function with every intermediate in float64 (output float64).
 

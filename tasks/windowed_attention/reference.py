@@ -73,6 +73,20 @@ def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: tor
     return out
 
 
+def library(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor, window: int) -> torch.Tensor:
+    """The library call a practitioner uses instead (task.toml ``[library]``): PyTorch's fused
+    ``scaled_dot_product_attention`` with the boolean window-and-document mask, one sequence at a time (its
+    memory-efficient backend takes an arbitrary mask; the flash backend takes none). Returns bfloat16
+    ``[B, H, S, D]``."""
+    _check(q, k, v, cu_seqlens, window)
+    B, S = q.shape[0], q.shape[2]
+    out = torch.empty_like(q)
+    for b in range(B):
+        mask = allowed_mask(cu_seqlens[b], S, window)
+        out[b] = torch.nn.functional.scaled_dot_product_attention(q[b : b + 1], k[b : b + 1], v[b : b + 1], attn_mask=mask)[0]
+    return out
+
+
 def exact(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor, window: int) -> torch.Tensor:
     """Float64 oracle (output float64): the same attention, in query chunks over the keys they can see.
 

@@ -230,6 +230,20 @@ class Timing(_Strict):
     mode: Literal["auto", "events", "graph"] = "auto"
 
 
+class LibraryBaseline(_Strict):
+    """The best library call for the job, timed beside the reference as a second baseline (on a GPU).
+
+    `function` names a function of reference.py taking the reference's arguments; `call` says what it runs
+    (shown in reports); `same_result` False marks a related call that is not the task's exact computation
+    (per-tensor FP8 scales where the task has block scales): its time is a speed target, not a substitute.
+    """
+
+    call: str = Field(min_length=1)
+    function: Identifier = "library"
+    same_result: bool = True
+    note: str = ""
+
+
 class Roofline(_Strict):
     """Two floors, as formulas over the axes.
 
@@ -273,6 +287,7 @@ class TaskSpec(_Strict):
     checks: Checks = Checks()
     roofline: Roofline
     requirements: list[str] = Field(min_length=1)
+    library: LibraryBaseline | None = None  # the second baseline, where a library call does the job
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:

@@ -107,8 +107,9 @@ def bench_tasks(
     sessions_dir: SessionsDir = None,
 ) -> None:
     """Evaluate each task's expert.py on its registered workloads (GPU): latency, what the checker's own
-    clock saw of one call (the wall-clock cross-check), the reference's latency, speedup, achieved
-    bandwidth or FLOP rate and the fraction of each roofline floor, per workload.
+    clock saw of one call (the wall-clock cross-check), the reference's latency, speedup, the library
+    baseline's latency and the speedup over it (tasks with a [library] call), achieved bandwidth or FLOP rate
+    and the fraction of each roofline floor, per workload.
 
     Exit code 0 when every expert passed, 1 otherwise."""
     import torch
@@ -148,6 +149,8 @@ def bench_tasks(
         "outside ms",
         "reference ms",
         "speedup",
+        "library ms",
+        "vs library",
         "achieved",
         "of floor",
         "ref of its floor",
@@ -164,6 +167,8 @@ def bench_tasks(
                 "-" if w.outside_ms is None else f"{w.outside_ms:.4f}",  # the checker's clock (cross-check)
                 "-" if w.reference_ms is None else f"{w.reference_ms:.4f}",
                 "-" if w.speedup is None else f"{w.speedup:.2f}x",
+                "-" if w.library_ms is None else f"{w.library_ms:.4f}",
+                "-" if w.library_speedup is None else f"{w.library_speedup:.2f}x",
                 _rate(task, w, peaks),
                 _fraction(w.floor_fraction),
                 _fraction(w.reference_floor_fraction),

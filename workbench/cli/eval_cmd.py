@@ -45,10 +45,23 @@ def report_table(report: EvalReport) -> Table:
     from workbench.session.format import format_speedup, status_style  # the session package only when printing
 
     table = Table(title=f"{report.task} on {report.device_name or report.device}: {report.status}", title_justify="left")
-    columns = ("workload", "status", "rel err", "bound", "latency ms", "of floor", "reference ms", "of floor", "speedup", "error")
-    for column in columns:
+    library = any(w.library is not None for w in report.workloads)  # the task's library baseline was timed
+    columns: tuple[str, ...] = (
+        "workload",
+        "status",
+        "rel err",
+        "bound",
+        "latency ms",
+        "of floor",
+        "reference ms",
+        "of floor",
+        "speedup",
+    )
+    columns += ("library ms", "vs library") if library else ()
+    for column in (*columns, "error"):
         table.add_column(column, overflow="fold")
     for w in report.workloads:
+        extra = (_fmt(w.library_ms, ".4f"), format_speedup(w.library_speedup)) if library else ()
         table.add_row(
             w.name,
             f"[{status_style(w.status)}]{w.status}[/]",
@@ -59,6 +72,7 @@ def report_table(report: EvalReport) -> Table:
             _fmt(w.reference_ms, ".4f"),
             _fmt(w.reference_floor_fraction, ".0%"),  # the reference's dataflow floor over its latency
             format_speedup(w.speedup),
+            *extra,
             escape(w.message),
         )
     return table

@@ -47,6 +47,8 @@ class WorkloadSpeedup(BaseModel):
     latency_ms: float | None
     baseline_ms: float | None
     speedup: float | None
+    library_ms: float | None = None  # the task's library baseline, timed in the same evaluation
+    library_speedup: float | None = None
 
 
 class Baseline(BaseModel):
@@ -83,6 +85,8 @@ class Baseline(BaseModel):
                     latency_ms=w.latency_ms,
                     baseline_ms=base,
                     speedup=metrics.workload_speedup(base, w.latency_ms),
+                    library_ms=w.library_ms,
+                    library_speedup=metrics.workload_speedup(w.library_ms, w.latency_ms),
                 )
             )
         return rows

@@ -128,7 +128,9 @@ def read_session(path: Path) -> SessionRecord:
             device_name=r.report.device_name if r.report is not None else "",
             harness_version=r.harness_version,
             workloads=[
-                WorkloadRecord(name=w.name, status=w.status, latency_ms=w.latency_ms, reference_ms=w.reference_ms)
+                WorkloadRecord(
+                    name=w.name, status=w.status, latency_ms=w.latency_ms, reference_ms=w.reference_ms, library_ms=w.library_ms
+                )
                 for w in (r.report.workloads if r.report is not None else [])
             ],
         )

@@ -27,6 +27,7 @@ class WorkloadRecord(_Record):
     status: str
     latency_ms: float | None = None
     reference_ms: float | None = None
+    library_ms: float | None = None  # the task's library baseline (task.toml [library]), same evaluation
 
 
 class RevisionRecord(_Record):

@@ -47,6 +47,8 @@ class WorkloadScore(_Model):
     speedup: float | None
     roofline_ms: float | None = None
     roofline_fraction: float | None = None
+    library_ms: float | None = None  # the task's library baseline, timed in the same evaluation
+    library_speedup: float | None = None
 
 
 class TaskCell(_Model):
@@ -115,6 +117,7 @@ class TaskRuns(_Model):
         for name in names:
             each = [w for c in self.cells for w in c.workloads if w.name == name]
             speedups = [w.speedup for w in each if w.speedup is not None and w.speedup > 0]
+            library = [w.library_speedup for w in each if w.library_speedup is not None and w.library_speedup > 0]
             out.append(
                 WorkloadScore(
                     name=name,
@@ -124,6 +127,8 @@ class TaskRuns(_Model):
                     speedup=metrics.geomean(speedups) if speedups else None,
                     roofline_ms=_mean([w.roofline_ms for w in each]),
                     roofline_fraction=_mean([w.roofline_fraction for w in each]),
+                    library_ms=_mean([w.library_ms for w in each]),
+                    library_speedup=metrics.geomean(library) if library else None,
                 )
             )
         return out

@@ -409,6 +409,8 @@ def workloads(r: Results) -> Table:
         Column(key="speedup", title="speedup", kind="speedup"),
         Column(key="roofline_ms", title="roofline ms", kind="ms"),
         Column(key="roofline_fraction", title="of roofline", kind="fraction"),
+        Column(key="library_ms", title="library ms", kind="ms"),
+        Column(key="library_speedup", title="vs library", kind="speedup"),
     ]
     repeated = r.repeated
     if repeated:
@@ -425,7 +427,9 @@ def workloads(r: Results) -> Table:
         rows += [[c.group, c.config, c.task, *_workload_cells(w), correct] for w in runs.workload_means()]
     notes = [
         "roofline: max(FLOPs / peak FLOP rate, bytes / peak bandwidth) from the task's [roofline] formulas (the reference's "
-        "work) and the device's datasheet peaks; a design that does less work than the reference can exceed 1"
+        "work) and the device's datasheet peaks; a design that does less work than the reference can exceed 1",
+        "library: the task's library baseline (the best library call for the job, task.toml [library]) timed in the same "
+        "evaluation, and the speedup over it; '-' where the task has none or nothing was timed",
     ]
     if repeated:
         notes.append("over the correct repetitions: mean latencies and roofline fraction, geometric-mean speedup")
@@ -435,7 +439,7 @@ def workloads(r: Results) -> Table:
 
 
 def _workload_cells(w: WorkloadScore) -> list[Cell]:
-    return [w.name, w.latency_ms, w.baseline_ms, w.speedup, w.roofline_ms, w.roofline_fraction]
+    return [w.name, w.latency_ms, w.baseline_ms, w.speedup, w.roofline_ms, w.roofline_fraction, w.library_ms, w.library_speedup]
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

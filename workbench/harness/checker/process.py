@@ -483,6 +483,7 @@ def time_reference(
         earlier = [t for t in request.reference_timings if t.matches(name, method, report.device_name, report.versions)]
         if earlier:
             result.reference, result.reference_reused, result.reference_alone = earlier[-1].stats, True, True
+            result.library = earlier[-1].library
             return
         idle = idle_probe_ms is None or wait_until_idle(device, CLOCKS, idle_probe_ms)
         if not idle:
@@ -497,6 +498,33 @@ def time_reference(
         except Exception as exc:
             raise task_code_failed("timing the task's reference", exc) from exc
         result.reference_alone = idle
+        time_library(task, result, reference_module, reference_args, device, method, plan)
+
+
+def time_library(
+    task: Task,
+    result: WorkloadResult,
+    reference_module: ModuleType,
+    args: list[dict[str, Any]],
+    device: torch.device,
+    method: Method,
+    plan: TimingPlan,
+) -> None:
+    """Time the task's library baseline (task.toml [library]) on the reference's inputs, as the reference. A
+    baseline that fails (a library call this device or version lacks) leaves a note, never fails the evaluation."""
+    spec = task.spec.library
+    if spec is None:
+        return
+    function = getattr(reference_module, spec.function, None)
+    name = result.name
+    try:
+        if not callable(function):
+            raise AttributeError(f"reference.py has no function {spec.function!r}")
+        progress(f"{name}: timing the library baseline ({spec.call})")
+        result.library, _ = time_calls(function, args, CLOCKS, device, method, plan)
+    except Exception as exc:
+        note = f"the library baseline ({spec.call}) could not be timed: {type(exc).__name__}: {str(exc)[:200]}"
+        result.timing_note = (result.timing_note + "; " if result.timing_note else "") + note
 
 
 def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:

@@ -77,6 +77,7 @@ class ReferenceCache:
                 versions=report.versions,
                 measured_at=now,
                 stats=w.reference,
+                library=w.library,
                 alone=True,
             )
             for w in report.workloads

@@ -22,6 +22,7 @@ class ReferenceTiming(BaseModel):
     versions: dict[str, str]
     measured_at: float  # time.time()
     stats: TimingStats
+    library: TimingStats | None = None  # the task's library baseline, measured with the reference
     alone: bool = False  # measured with no solution process alive and the device idle; only such are reused
 
     def matches(self, workload: str, method: str, device_name: str, versions: dict[str, str]) -> bool:

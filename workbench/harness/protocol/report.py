@@ -79,6 +79,7 @@ class WorkloadResult(BaseModel):
     error_bound: float | None = None  # the tolerance bound at the worst trial
     latency: TimingStats | None = None
     reference: TimingStats | None = None
+    library: TimingStats | None = None  # the task's library baseline (task.toml [library]), timed as the reference
     floor_ms: float | None = None  # the expert's floor (fewest FLOPs and bytes): nothing honest runs faster
     reference_floor_ms: float | None = None  # the floor of the reference's dataflow (its FLOPs and bytes)
     tflops: float | None = None
@@ -103,6 +104,17 @@ class WorkloadResult(BaseModel):
     @property
     def reference_ms(self) -> float | None:
         return self.reference.median_ms if self.reference else None
+
+    @property
+    def library_ms(self) -> float | None:
+        return self.library.median_ms if self.library else None
+
+    @property
+    def library_speedup(self) -> float | None:
+        """The library baseline's latency over this one (above 1: faster than the library call)."""
+        if self.latency and self.library and self.latency.median_ms > 0:
+            return self.library.median_ms / self.latency.median_ms
+        return None
 
     @property
     def floor_fraction(self) -> float | None:
@@ -159,13 +171,11 @@ class EvalReport(BaseModel):
         return self.status == "passed"
 
     def geomean_speedup(self) -> float | None:
-        speedups = [w.speedup for w in self.workloads]
-        if not speedups or any(s is None or s <= 0 for s in speedups):
-            return None
-        product = 1.0
-        for s in speedups:
-            product *= s  # type: ignore[operator]
-        return float(product ** (1.0 / len(speedups)))
+        return _geomean([w.speedup for w in self.workloads])
+
+    def geomean_library_speedup(self) -> float | None:
+        """The geometric mean of the speedups over the library baseline (None unless every workload has one)."""
+        return _geomean([w.library_speedup for w in self.workloads])
 
     def summary_json(self) -> dict[str, object]:
         """The stable JSON shape printed by `d2k-workbench eval --json`."""
@@ -187,6 +197,8 @@ class EvalReport(BaseModel):
                     "floor_fraction": w.floor_fraction,
                     "reference_floor_ms": w.reference_floor_ms,
                     "reference_floor_fraction": w.reference_floor_fraction,
+                    "library_ms": w.library_ms,
+                    "library_speedup": w.library_speedup,
                 }
                 for w in self.workloads
             ],
@@ -196,6 +208,15 @@ class EvalReport(BaseModel):
             "duration_s": self.duration_s,
             "phases_s": self.phase_totals(),
         }
+
+
+def _geomean(values: list[float | None]) -> float | None:
+    if not values or any(v is None or v <= 0 for v in values):
+        return None
+    product = 1.0
+    for v in values:
+        product *= v  # type: ignore[operator]
+    return float(product ** (1.0 / len(values)))
 
 
 def overall_status(workloads: list[WorkloadResult], violations: list[Violation]) -> Status:
