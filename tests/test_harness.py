@@ -154,6 +154,35 @@ def test_interpreter_fp8_casts_round_and_saturate_as_the_gpu_inside_the_harness_
 
 
 @triton.jit
+def _bf16_cast_kernel(x_ptr, y_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(y_ptr + r, tl.load(x_ptr + r).to(tl.bfloat16))
+
+
+def test_interpreter_bf16_casts_round_to_nearest_even_inside_the_harness_only() -> None:
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("checks the Triton interpreter (set TRITON_INTERPRET=1; the suite's conftest does)")
+    from workbench.harness.solution import interpreter_fix
+
+    # 1 + 3 * 2^-9 lies past the midpoint between two bfloat16 values (the unpatched cast truncates it
+    # down); 1 + 2^-8 is a tie that rounds to even; past the largest bfloat16 rounds to infinity; NaN stays
+    special = [1.0 + 3 * 2**-9, 1.0 + 2**-8, -(1.0 + 3 * 2**-9), 3.4e38, 0.0, -0.0, float("inf"), float("nan")]
+    x = torch.cat([torch.tensor(special), torch.randn(256 - len(special)) * 10.0 ** torch.randint(-30, 30, (248,))])
+    y = torch.empty(256, dtype=torch.bfloat16)
+    _bf16_cast_kernel[(1,)](x, y, N=256)
+    assert float(y[0]) == 1.0  # the interpreter's truncation, unpatched
+    uninstall = interpreter_fix.install()
+    try:
+        _bf16_cast_kernel[(1,)](x, y, N=256)
+    finally:
+        uninstall()
+    want = x.to(torch.bfloat16)  # torch rounds to nearest even, as the GPU's cvt.rn.bf16.f32
+    numbers = ~want.isnan()
+    assert torch.equal(y[numbers].view(torch.int16), want[numbers].view(torch.int16)) and bool(y[7].isnan())
+    assert y[:4].float().tolist() == [1.0078125, 1.0, -1.0078125, float("inf")]
+
+
+@triton.jit
 def _int_index_kernel(x_ptr, out_ptr, N: tl.constexpr):
     r = tl.arange(0, N)
     x = tl.load(x_ptr + r)
