@@ -239,6 +239,8 @@ def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
         "floor_fraction",
         "reference_floor_ms",
         "reference_floor_fraction",
+        "library_ms",
+        "library_speedup",
     }
 
 
