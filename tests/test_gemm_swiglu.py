@@ -60,6 +60,7 @@ def test_inputs_are_deterministic_realistic_and_every_input_moves_the_output() -
     assert rel(reference.exact(**other), base) > 0.5  # the seed decides the values
 
 
+@pytest.mark.slow  # kernels under the interpreter, in process (2-7 s on a 2-core CPU)
 @pytest.mark.parametrize(("M", "K", "I"), [(1, 64, 32), (37, 80, 40), (64, 128, 96), (100, 96, 72)])
 def test_expert_and_naive_match_exact_in_process(M: int, K: int, I: int, interpreter_fixed: None) -> None:  # noqa: E741
     d = inputs.make_inputs({"M": M, "K": K, "I": I}, seed=M + K, device="cpu")

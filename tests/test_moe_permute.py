@@ -49,6 +49,7 @@ def test_inputs_route_like_a_trained_router() -> None:
     assert a["num_experts"] == 128 and a["expert_out"].shape == (2048 * 8, 64)
 
 
+@pytest.mark.slow  # kernels under the interpreter, in process (2-7 s on a 2-core CPU)
 @pytest.mark.parametrize(("T", "K", "E", "H"), [(1, 1, 1, 8), (37, 2, 5, 40), (64, 4, 8, 96), (24, 8, 64, 48), (9, 3, 200, 33)])
 def test_expert_and_naive_match_exact_in_process(T: int, K: int, E: int, H: int, interpreter_fixed: None) -> None:
     made = inputs.make_inputs({"T": T, "K": K, "E": E, "H": H}, seed=T + E, device="cpu")

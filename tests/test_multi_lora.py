@@ -59,6 +59,7 @@ def test_inputs_make_mixed_batches_whose_adapters_matter() -> None:
         {"T": 70, "H": 96, "S": 2, "A": 4, "R": 32, "N": 40, "NSEG": 6},
     ],
 )
+@pytest.mark.slow  # kernels under the interpreter, in process (2-7 s on a 2-core CPU)
 def test_expert_and_naive_match_exact_token_by_token(axes: dict[str, int], interpreter_fixed: None) -> None:
     made = inputs.make_inputs(axes, seed=sum(axes.values()), device="cpu")
     want = reference.exact(**made)

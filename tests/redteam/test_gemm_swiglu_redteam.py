@@ -42,6 +42,7 @@ def test_gemm_swiglu_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     assert "output y" in report.message
 
 
+@pytest.mark.slow  # kernels under the interpreter, in process (2-7 s on a 2-core CPU)
 @pytest.mark.parametrize("cheat", sorted(CASES))
 def test_cheats_are_wrong_by_far_on_fresh_inputs(cheat: str, tmp_path: Path, interpreter_fixed: None) -> None:
     """In process, on two shapes: the cheat is >= 10x over the bound where it is wrong (the K-tail cheat is

@@ -46,6 +46,7 @@ def test_moe_permute_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     assert f"output {output}" in report.message
 
 
+@pytest.mark.slow  # kernels under the interpreter, in process (2-7 s on a 2-core CPU)
 @pytest.mark.parametrize("cheat", sorted(CASES))
 def test_each_cheat_breaks_only_the_output_it_is_about(cheat: str, tmp_path: Path, interpreter_fixed: None) -> None:
     """In process, on two shapes: the named output is wrong (exactness broken, or combined >= 10x over its

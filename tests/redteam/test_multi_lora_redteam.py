@@ -43,6 +43,7 @@ def test_multi_lora_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     assert "output y" in report.message
 
 
+@pytest.mark.slow  # kernels under the interpreter, in process (2-7 s on a 2-core CPU)
 @pytest.mark.parametrize("cheat", sorted(CASES))
 def test_cheats_are_wrong_by_far_on_the_tokens_they_get_wrong(cheat: str, tmp_path: Path, interpreter_fixed: None) -> None:
     """In process, on two shapes: the cheat's worst token is >= 10x over the bound, and honest_run passes."""

@@ -12,8 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
-CHUNK = 64  # slots compared at a time
-COLS = 32  # columns per row program
+CHUNK = 256  # slots compared at a time
+COLS = 64  # columns per row program
 
 
 @triton.jit
