@@ -12,7 +12,8 @@ Three steps, each removing a channel through which an agent rewarded by the judg
    classes, parameters, variables, attributes it assigns) is replaced by a neutral one numbered in order of
    first appearance: `kernel_1` for a `@triton.jit` function, `fn_1` for another function, `Class_1`,
    `CONST_1` for an UPPER_CASE name (constants, constexpr parameters), `attr_1` for an attribute it assigns
-   and `var_1` for the rest. Kept: names it does not bind (builtins, `torch`, `tl`, `triton`, their
+   and `var_1` for the rest; an import alias becomes the module's usual name (`tl` for triton.language) or
+   `module_1`. Kept: names it does not bind (builtins, `torch`, `tl`, `triton`, their
    attributes, Triton's launch options such as `num_warps`), `run` and its parameters (the task's signature
    names them), and short names (`G`, `acc`, `BM`, `pid`: they abbreviate, they cannot argue). An identifier
    such as `square_side_tf32_fused_gram` is a claim like a comment: the code must show it. What is renamed is
@@ -40,7 +41,14 @@ from workbench.judge.claims import without_claims
 
 ENTRY_POINT = "run"
 SHORT = 3  # a name of at most this many characters is kept: it can abbreviate (G, acc, BM, pid) but not claim
-PREFIXES = {"kernel": "kernel", "fn": "fn", "Class": "Class", "K": "CONST", "v": "var", "attr": "attr"}
+# the names code usually gives these modules: an import under another alias is shown under this one (where free)
+CONVENTIONAL_ALIASES = {
+    "triton.language": "tl",
+    "numpy": "np",
+    "torch.nn.functional": "F",
+    "triton.language.extra.libdevice": "libdevice",
+}
+PREFIXES = {"kernel": "kernel", "fn": "fn", "Class": "Class", "K": "CONST", "v": "var", "attr": "attr", "alias": "module"}
 NOTE = "# [harness: lines {first}-{last}, {what}, are not shown: {why}]"
 _UPPER = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
 _KEPT = frozenset(dir(builtins)) | {"self", "cls"}
@@ -97,6 +105,7 @@ class _Binder(ast.NodeVisitor):
         self.kinds: dict[str, str] = {}
         self.attributes: set[str] = set()
         self.imported: set[str] = set()
+        self.alias_paths: dict[str, str] = {}  # a renamed import alias -> what it imports
 
     def bind(self, name: str, kind: str) -> None:
         if name == ENTRY_POINT or name.startswith("__") or name in _KEPT or len(name) <= SHORT:
@@ -106,11 +115,20 @@ class _Binder(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.imported.add(alias.asname or alias.name.split(".")[0])
+            self._imported(alias.asname, alias.name.split(".")[0], alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
-            self.imported.add(alias.asname or alias.name)
+            self._imported(alias.asname, alias.name, f"{node.module}.{alias.name}" if node.module else alias.name)
+
+    def _imported(self, asname: str | None, name: str, path: str) -> None:
+        """A module's or a module attribute's own name is kept; an alias is the candidate's choice, a name it
+        binds like any other (`import triton.language as square_side_tf32` says nothing about the code)."""
+        if asname is None or asname == name or len(asname) <= SHORT:
+            self.imported.add(asname or name)
+        else:
+            self.bind(asname, "alias")
+            self.alias_paths[asname] = path
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.bind(node.name, "kernel" if _is_jit(node) else "fn")
@@ -153,7 +171,13 @@ def neutral_names(tree: ast.Module) -> dict[str, str]:
             del binder.kinds[name]
     counters: dict[str, int] = {}
     mapping: dict[str, str] = {}
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | binder.imported
     for name, kind in binder.kinds.items():
+        conventional = CONVENTIONAL_ALIASES.get(binder.alias_paths.get(name, ""))
+        if kind == "alias" and conventional is not None and conventional not in taken:
+            mapping[name] = conventional  # a module imported under another name gets its usual one back
+            taken.add(conventional)
+            continue
         counters[kind] = counters.get(kind, 0) + 1
         mapping[name] = f"{PREFIXES[kind]}_{counters[kind]}"
     for attribute in sorted(binder.attributes):
@@ -170,8 +194,10 @@ def _own_callee(func: ast.expr, own: Mapping[str, str]) -> bool:
     return isinstance(func, ast.Name) and func.id in own
 
 
-def _edits(tree: ast.Module, lines: list[str], own: Mapping[str, str], attributes: set[str]) -> list[tuple[int, int, int, str]]:
-    """(line, start column, end column, new text) in characters, for every occurrence of a renamed name."""
+def _edits(tree: ast.Module, lines: list[str], own: Mapping[str, str], modules: set[str]) -> list[tuple[int, int, int, str]]:
+    """(line, start column, end column, new text) in characters, for every occurrence of a renamed name. An
+    attribute is renamed where its name is one the candidate binds (a method, an attribute it assigns), unless
+    it is read from an imported module (`tl.program_id` stays whatever the candidate calls its variables)."""
     encoded = [line.encode() for line in lines]
 
     def char_col(line: int, byte_col: int) -> int:
@@ -199,9 +225,15 @@ def _edits(tree: ast.Module, lines: list[str], own: Mapping[str, str], attribute
             after_keyword(node, "def", node.name)
         elif isinstance(node, ast.ClassDef) and node.name in own:
             after_keyword(node, "class", node.name)
-        elif isinstance(node, ast.Attribute) and node.attr in attributes and node.end_lineno and node.end_col_offset:
-            byte_start = node.end_col_offset - len(node.attr.encode())
-            at(node.end_lineno, byte_start, node.attr)
+        elif isinstance(node, ast.Attribute) and node.attr in own and node.end_lineno and node.end_col_offset:
+            if not (isinstance(node.value, ast.Name) and node.value.id in modules):
+                byte_start = node.end_col_offset - len(node.attr.encode())
+                at(node.end_lineno, byte_start, node.attr)
+        elif isinstance(node, ast.alias) and node.asname is not None and node.asname in own:
+            begin = char_col(node.lineno, node.col_offset)
+            match = re.search(rf"\bas\s+({re.escape(node.asname)})\b", lines[node.lineno - 1][begin:])
+            if match:
+                edits.append((node.lineno, begin + match.start(1), begin + match.end(1), own[node.asname]))
         elif isinstance(node, ast.Call) and _own_callee(node.func, own):
             for keyword in node.keywords:
                 if keyword.arg is not None and keyword.arg in own:
@@ -268,9 +300,8 @@ def shown_candidate(source: str, launched: Mapping[str, Mapping[str, int]] | Non
     own = neutral_names(tree)
     binder = _Binder()
     binder.visit(tree)
-    attributes = {name for name in binder.attributes if name in own}
     lines = text.splitlines()
-    for line, start, end, new in sorted(_edits(tree, lines, own, attributes), reverse=True):
+    for line, start, end, new in sorted(_edits(tree, lines, own, binder.imported), reverse=True):
         lines[line - 1] = lines[line - 1][:start] + new + lines[line - 1][end:]
     everything_launched = {name for kernels in (launched or {}).values() for name in kernels}
     hidden: list[Hidden] = []
