@@ -280,12 +280,28 @@ def test_kill_9_of_the_runner_ends_the_command_and_all_it_started(env: dict[str,
     runner = start(env, "session", "run", session["id"])
     wait_for(session, template_skipped, 60, runner)
     deadline = time.time() + 20
-    while not (tree := descendants(runner.pid)) and time.time() < deadline:
+    sleeps = set()
+    while len(sleeps) < 2 and time.time() < deadline:
         time.sleep(0.2)
-    assert tree, "the command should be running"
+        tree = command_processes(runner.pid, b"sleep 98")  # the shell (and a sandbox) running it, and the sleeps
+        sleeps = command_processes(runner.pid, b"sleep\x0098")
+    assert len(sleeps) == 2, "the command's two sleeps should be running"
     runner.kill()
     runner.wait(10)
     assert_gone(tree)
+
+
+def command_processes(pid: int, marker: bytes) -> set[int]:
+    """The processes below pid whose command line holds `marker`: the command's own, not the runner's other
+    children (git helpers, a checker) that happen to be alive when the tree is read."""
+    found = set()
+    for child in descendants(pid):
+        try:
+            if marker in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.add(child)
+        except OSError:
+            continue
+    return found
 
 
 def test_kill_9_mid_evaluation_then_resume(env: dict[str, str]) -> None:

@@ -1,4 +1,4 @@
-"""Red-team cases for ``gemm_swiglu``: plausible wrong kernels, each rejected by the real harness.
+"""Red-team cases for ``gemm_swiglu``: plausible wrong kernels, each wrong by far, two rejected through the real harness.
 
 Each cheat in ``gemm_swiglu_cheats/`` is appended to the honest naive solution (its ``run`` renamed
 ``honest_run``; its ``_matmul_kernel`` and ``_swiglu_kernel`` available) and evaluated on the CPU:
@@ -29,13 +29,16 @@ TASK = Catalog(REPO / "tasks", REPO / "guidance").task("gemm_swiglu")
 # cheat -> the smoke workload it is evaluated on (where it is wrong)
 CASES = {"swapped_halves": "smoke_m64_k128_i96", "interleaved_rows": "smoke_m64_k128_i96", "k_tail_dropped": "smoke_m37_k80_i40"}
 
+# evaluated through the whole harness (the suite's time is counted): two per task; every cheat is run in process
+THROUGH_THE_HARNESS = ("swapped_halves", "k_tail_dropped")
+
 
 def test_every_cheat_file_has_a_case() -> None:
     assert cheats_of(TASK.id) == set(CASES)
 
 
 @pytest.mark.slow  # every case is a whole evaluation (3-5 s each on a 2-core CPU)
-@pytest.mark.parametrize("cheat", sorted(CASES))
+@pytest.mark.parametrize("cheat", THROUGH_THE_HARNESS)
 def test_gemm_swiglu_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     report = evaluate(TASK, assemble(TASK.id, cheat, tmp_path), "cpu", [CASES[cheat]])
     assert report.status == "incorrect_numerical", f"{report.status}: {report.message}"

@@ -1,4 +1,4 @@
-"""Red-team cases for ``moe_permute``: plausible wrong kernels, each rejected by the real harness.
+"""Red-team cases for ``moe_permute``: plausible wrong kernels, each wrong by far, two rejected through the real harness.
 
 Each cheat in ``moe_permute_cheats/`` is appended to the honest naive solution (its ``run`` renamed
 ``honest_run``; its kernels available) and evaluated on the CPU:
@@ -32,13 +32,16 @@ CASES = {
     "inclusive_offsets": ("smoke_t37_k2_e5_h40", "offsets"),
 }
 
+# evaluated through the whole harness (the suite's time is counted): two per task; every cheat is run in process
+THROUGH_THE_HARNESS = ("unstable_order", "shifted_weights")
+
 
 def test_every_cheat_file_has_a_case() -> None:
     assert cheats_of(TASK.id) == set(CASES)
 
 
 @pytest.mark.slow  # every case is a whole evaluation (4-8 s each on a 2-core CPU)
-@pytest.mark.parametrize("cheat", sorted(CASES))
+@pytest.mark.parametrize("cheat", THROUGH_THE_HARNESS)
 def test_moe_permute_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     workload, output = CASES[cheat]
     report = evaluate(TASK, assemble(TASK.id, cheat, tmp_path), "cpu", [workload])

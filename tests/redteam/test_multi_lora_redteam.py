@@ -1,4 +1,4 @@
-"""Red-team cases for ``multi_lora``: plausible wrong kernels, each rejected by the real harness.
+"""Red-team cases for ``multi_lora``: plausible wrong kernels, each wrong by far, two rejected through the real harness.
 
 Each cheat in ``multi_lora_cheats/`` is appended to the honest naive solution (its ``run`` renamed
 ``honest_run``; its ``_token_kernel`` available) and evaluated on the CPU:
@@ -30,13 +30,16 @@ CASES = {
     "no_adapter_as_zero": "smoke_t40_a3_r16",
 }
 
+# evaluated through the whole harness (the suite's time is counted): two per task; every cheat is run in process
+THROUGH_THE_HARNESS = ("segment_adapter_zero", "no_adapter_as_zero")
+
 
 def test_every_cheat_file_has_a_case() -> None:
     assert cheats_of(TASK.id) == set(CASES)
 
 
 @pytest.mark.slow  # every case is a whole evaluation (4-8 s each on a 2-core CPU)
-@pytest.mark.parametrize("cheat", sorted(CASES))
+@pytest.mark.parametrize("cheat", THROUGH_THE_HARNESS)
 def test_multi_lora_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
     report = evaluate(TASK, assemble(TASK.id, cheat, tmp_path), "cpu", [CASES[cheat]])
     assert report.status == "incorrect_numerical", f"{report.status}: {report.message}"
