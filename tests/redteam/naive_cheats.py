@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pooled_evaluate import evaluate
+
+from workbench.catalog import Task
+
 REDTEAM = Path(__file__).resolve().parent
 SOLUTIONS = REDTEAM.parent / "solutions"
 
@@ -21,3 +25,11 @@ def assemble(task_id: str, cheat: str, folder: Path) -> Path:
     path = folder / f"{cheat}.py"
     path.write_text(honest + "\n\n" + (REDTEAM / f"{task_id}_cheats" / f"{cheat}.py").read_text())
     return path
+
+
+def assert_rejected(task: Task, cheat: str, workload: str, output: str, folder: Path) -> None:
+    """Evaluate the assembled cheat on one smoke workload through the whole harness (CPU): it must fail as
+    incorrect_numerical, on `output`."""
+    report = evaluate(task, assemble(task.id, cheat, folder), "cpu", [workload])
+    assert report.status == "incorrect_numerical", f"{cheat}: {report.status}: {report.message}"
+    assert f"output {output}" in report.message, report.message

@@ -15,12 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pooled_evaluate import evaluate
 
 from workbench.catalog import Catalog
 from workbench.harness.protocol.task_files import import_file
 
-from .naive_cheats import assemble, cheats_of
+from .naive_cheats import assemble, assert_rejected, cheats_of
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = Catalog(REPO / "tasks", REPO / "guidance").task("multi_lora")
@@ -41,9 +40,7 @@ def test_every_cheat_file_has_a_case() -> None:
 @pytest.mark.slow  # every case is a whole evaluation (4-8 s each on a 2-core CPU)
 @pytest.mark.parametrize("cheat", THROUGH_THE_HARNESS)
 def test_multi_lora_cheat_rejected_on_cpu(cheat: str, tmp_path: Path) -> None:
-    report = evaluate(TASK, assemble(TASK.id, cheat, tmp_path), "cpu", [CASES[cheat]])
-    assert report.status == "incorrect_numerical", f"{report.status}: {report.message}"
-    assert "output y" in report.message
+    assert_rejected(TASK, cheat, CASES[cheat], "y", tmp_path)
 
 
 @pytest.mark.slow  # kernels under the interpreter, in process (2-7 s on a 2-core CPU)

@@ -159,20 +159,21 @@ class _Binder(ast.NodeVisitor):
     visit_Nonlocal = visit_Global
 
 
-def neutral_names(tree: ast.Module) -> dict[str, str]:
+def neutral_names(tree: ast.Module, binder: _Binder | None = None) -> dict[str, str]:
     """The candidate's bound names -> neutral names (see the module's docstring), numbered per kind in order
-    of first binding."""
-    binder = _Binder()
-    binder.visit(tree)
+    of first binding. `binder`: the tree's names, already collected (else collected here)."""
+    if binder is None:
+        binder = _Binder()
+        binder.visit(tree)
     entry = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == ENTRY_POINT]
     signature = {a.arg for node in entry for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-    for name in list(binder.kinds):  # an import anywhere keeps the name, and so does the task's signature
-        if name in binder.imported or name in signature:
-            del binder.kinds[name]
+    kept = binder.imported | signature  # an import anywhere keeps the name, and so does the task's signature
     counters: dict[str, int] = {}
     mapping: dict[str, str] = {}
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | binder.imported
     for name, kind in binder.kinds.items():
+        if name in kept:
+            continue
         conventional = CONVENTIONAL_ALIASES.get(binder.alias_paths.get(name, ""))
         if kind == "alias" and conventional is not None and conventional not in taken:
             mapping[name] = conventional  # a module imported under another name gets its usual one back
@@ -297,9 +298,9 @@ def shown_candidate(source: str, launched: Mapping[str, Mapping[str, int]] | Non
         tree = ast.parse(text)
     except SyntaxError:
         return ShownCandidate(text=text)
-    own = neutral_names(tree)
     binder = _Binder()
     binder.visit(tree)
+    own = neutral_names(tree, binder)
     lines = text.splitlines()
     for line, start, end, new in sorted(_edits(tree, lines, own, binder.imported), reverse=True):
         lines[line - 1] = lines[line - 1][:start] + new + lines[line - 1][end:]
