@@ -72,6 +72,12 @@ def test_a_well_formed_call_reply_is_accepted() -> None:
         {"launches": True},
         {"violations": {"rule": "x"}},
         {"extra": 1},
+        # the launch record the judge is shown: bounded names, counts of at least 1
+        {"launch_counts": {f"kernel_{i}": 1 for i in range(65)}},
+        {"launch_counts": {"k" * 201: 1}},
+        {"launch_counts": {"k": 0}},
+        {"launch_counts": {"k": "3"}},
+        {"launch_counts": ["k"]},
     ],
 )
 def test_an_ill_typed_reply_is_a_protocol_violation(change: dict[str, object]) -> None:
