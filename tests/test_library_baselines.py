@@ -11,7 +11,7 @@ import torch
 
 from workbench.catalog import Catalog
 from workbench.catalog.task import LibraryBaseline
-from workbench.harness.checker.process import time_library
+from workbench.harness.checker.process import LIBRARY_AGREEMENT, library_disagreement, time_library
 from workbench.harness.protocol.report import TimingStats, WorkloadResult
 from workbench.harness.protocol.task_files import import_file
 from workbench.harness.solution.timing import TimingPlan
@@ -21,14 +21,18 @@ CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
 WITH_LIBRARY = [t.id for t in CATALOG.tasks() if t.spec.library is not None]
 
 
-def test_the_attention_tasks_name_their_library_call() -> None:
-    assert {"causal_attention_fwd", "windowed_attention"} <= set(WITH_LIBRARY)
+def test_the_attention_and_fp8_tasks_name_their_library_call() -> None:
+    assert {"causal_attention_fwd", "windowed_attention", "causal_attention_bwd", "fp8_block_gemm"} <= set(WITH_LIBRARY)
 
 
-@pytest.mark.parametrize("task_id", WITH_LIBRARY)
-def test_the_library_baseline_computes_the_tasks_result_on_fresh_inputs(task_id: str) -> None:
-    """Where `same_result` holds, the library call's output is within the task's tolerance of the float64 oracle
-    on every smoke workload (on the CPU: its math backend)."""
+def _matrices(out: object) -> list[torch.Tensor]:
+    """A task's outputs (one tensor or a tuple of them) as a list of float64 tensors."""
+    return [t.double() for t in (out if isinstance(out, tuple) else (out,))]  # type: ignore[union-attr]
+
+
+def _check_library_result(task_id: str, device: str) -> None:
+    """On every smoke workload, each of the library call's outputs is within the task's tolerance of the float64
+    oracle (relative Frobenius error over the whole output) and not all zeros."""
     task = CATALOG.task(task_id)
     spec = task.spec.library
     assert spec is not None and spec.same_result
@@ -38,12 +42,44 @@ def test_the_library_baseline_computes_the_tasks_result_on_fresh_inputs(task_id:
     oracle = getattr(reference, "exact", reference.reference)
     bound = task.spec.tolerance.matrix_rel_fro or 2e-2
     for seed, workload in enumerate(task.spec.smoke_workloads, start=11):
-        inputs = inputs_module.make_inputs(workload.axes, seed, "cpu")
-        got = library(**inputs).double()
-        want = oracle(**inputs).double()
-        rel = ((got - want).norm() / want.norm()).item()
-        assert rel <= bound, f"{workload.name}: library rel err {rel:.2e} > {bound:.0e}"
-        assert not torch.equal(got, torch.zeros_like(got))
+        inputs = inputs_module.make_inputs(workload.axes, seed, device)
+        got, want = _matrices(library(**inputs)), _matrices(oracle(**inputs))
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            rel = ((g - w).norm() / w.norm()).item()
+            assert rel <= bound, f"{workload.name}: library rel err {rel:.2e} > {bound:.0e}"
+            assert not torch.equal(g, torch.zeros_like(g))
+
+
+@pytest.mark.parametrize("task_id", [t for t in WITH_LIBRARY if CATALOG.task(t).spec.library.cpu])  # type: ignore[union-attr]
+def test_the_library_baseline_computes_the_tasks_result_on_fresh_inputs(task_id: str) -> None:
+    """Where the call runs on the CPU (its math backend there)."""
+    _check_library_result(task_id, "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("task_id", WITH_LIBRARY)
+def test_gpu_the_library_baseline_agrees_with_the_reference_on_the_registered_workloads(task_id: str) -> None:
+    """Every library baseline, CUDA-only calls included, at the shapes it is timed at: the check the harness makes
+    before timing it passes on fresh inputs of every registered workload."""
+    task = CATALOG.task(task_id)
+    spec = task.spec.library
+    assert spec is not None
+    reference = import_file(task.file("reference.py"), f"_library_gpu_{task_id}_reference")
+    inputs_module = import_file(task.file("inputs.py"), f"_library_gpu_{task_id}_inputs")
+    for seed, workload in enumerate(task.spec.workloads, start=21):
+        inputs = inputs_module.make_inputs(workload.axes, seed, "cuda")
+        assert library_disagreement(getattr(reference, spec.function)(**inputs), reference.reference(**inputs)) is None
+        del inputs
+        torch.cuda.empty_cache()
+
+
+def test_cuda_only_baselines_are_marked_so() -> None:
+    """The flash backward op and the block-scaled FP8 GEMM have no CPU kernels: they are checked on the GPU."""
+    for task_id in ("causal_attention_bwd", "fp8_block_gemm"):
+        spec = CATALOG.task(task_id).spec.library
+        assert spec is not None and not spec.cpu
 
 
 def test_a_library_baseline_that_cannot_be_timed_leaves_a_note_not_a_failure() -> None:
@@ -55,6 +91,37 @@ def test_a_library_baseline_that_cannot_be_timed_leaves_a_note_not_a_failure() -
     time_library(task, result, types.ModuleType("reference"), [], torch.device("cpu"), "events", TimingPlan())
     assert result.status == "passed" and result.library is None
     assert "the library baseline (a call this torch lacks) could not be timed: AttributeError" in result.timing_note
+
+
+def _stats() -> TimingStats:
+    return TimingStats(mean_ms=1.0, median_ms=1.0, min_ms=1.0, max_ms=1.0, std_ms=0.0, reps=10, rel_sem=0.0, method="events")
+
+
+def test_a_library_call_that_computes_something_else_is_not_timed() -> None:
+    """A baseline whose output is far from the reference's on the same inputs (a scale layout misread at this
+    shape) is refused before timing, with a note; the verdict stands and no library figure is reported."""
+    task = CATALOG.task("fp8_block_gemm")
+    module = types.ModuleType("reference")
+    module.reference = lambda x: x * 2.0  # type: ignore[attr-defined]
+    module.library = lambda x: x * 2.0 + 1e4  # type: ignore[attr-defined]
+    result = WorkloadResult(name="w", status="passed", reference=_stats())
+    args = [{"x": torch.randn(64, 64, generator=torch.Generator().manual_seed(1))}]
+    time_library(task, result, module, args, torch.device("cpu"), "events", TimingPlan())
+    assert result.status == "passed" and result.library is None
+    assert "could not be timed: ValueError: its output 0 differs from the reference's by" in result.timing_note
+
+
+def test_library_agreement_tolerates_rounding_and_refuses_wrong_results() -> None:
+    g = torch.Generator().manual_seed(2)
+    want = torch.randn(128, 256, generator=g)
+    rounded = want.to(torch.bfloat16)  # an honest bfloat16 result: about 2e-3 off
+    assert library_disagreement(rounded, want) is None
+    assert library_disagreement((rounded, rounded), (want, want)) is None
+    assert "output 1" in str(library_disagreement((rounded, want.flip(0)), (want, want)))
+    assert "output 0" in str(library_disagreement(want * (1 + 2 * LIBRARY_AGREEMENT), want))
+    assert "output 0" in str(library_disagreement(torch.full_like(want, float("nan")), want))
+    assert "outputs" in str(library_disagreement((want,), (want, want)))
+    assert "shape" in str(library_disagreement(want[:, :8], want))
 
 
 def test_the_library_section_is_strict() -> None:

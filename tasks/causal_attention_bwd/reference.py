@@ -77,6 +77,23 @@ def reference(
     )
 
 
+def library(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, do: torch.Tensor, lse: torch.Tensor, scale: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The library call a practitioner has instead (task.toml ``[library]``): PyTorch's flash-attention backward
+    op alone, given the forward's saved ``o`` and natural-log ``lse`` (the convention of PyTorch's flash forward,
+    checked on the H200), as autograd calls it after ``scaled_dot_product_attention``. CUDA only; without
+    dropout the random-number state is not read, so empty seed and offset tensors are passed. Returns
+    ``(dq, dk, dv)`` in bfloat16 ``[B, H, S, D]``."""
+    _check(q, k, v, o, do, lse, scale)
+    S = q.shape[2]
+    unused = torch.empty((), dtype=torch.int64)
+    dq, dk, dv = torch.ops.aten._scaled_dot_product_flash_attention_backward(
+        do, q, k, v, o, lse, None, None, S, S, 0.0, True, unused, unused, scale=scale
+    )
+    return dq, dk, dv
+
+
 def exact(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, do: torch.Tensor, lse: torch.Tensor, scale: float
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -61,6 +61,16 @@ def reference(A: torch.Tensor, As: torch.Tensor, B: torch.Tensor, Bs: torch.Tens
     return F.linear(a, b).contiguous()
 
 
+def library(A: torch.Tensor, As: torch.Tensor, B: torch.Tensor, Bs: torch.Tensor) -> torch.Tensor:
+    """The library call a practitioner has instead (task.toml ``[library]``): ``torch._scaled_mm`` with
+    DeepSeek-style block scales (cuBLAS's 1x128 activation and 128x128 weight scaling, CUDA 12.9+ on Hopper).
+    cuBLAS wants the activation scales outer-dimension-major (``As`` transposed in memory) and the weight
+    operand and its scales as ``[K, N]`` views, which ``B.t()`` and ``Bs.t()`` are without a copy. CUDA only.
+    Returns a new bfloat16 ``[M, N]``."""
+    _check(A, As, B, Bs)
+    return torch._scaled_mm(A, B.t(), scale_a=As.t().contiguous().t(), scale_b=Bs.t(), out_dtype=torch.bfloat16)
+
+
 def exact(A: torch.Tensor, As: torch.Tensor, B: torch.Tensor, Bs: torch.Tensor) -> torch.Tensor:
     """Float64 oracle: the FP8 values times their scales, multiplied in float64 (output float64 [M, N])."""
     _check(A, As, B, Bs)

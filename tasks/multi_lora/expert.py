@@ -56,20 +56,22 @@ class Config(NamedTuple):
     block_n: int  # expand: output columns per program
     split_k: int  # shrink: K ranges, summed by the expand
     num_warps: int
+    col_blocks: int = 1  # expand: column blocks per program (the partials read once for all of them)
 
 
 # (T, H, S, A, R, N, NSEG) -> configuration on an H200 (132 SMs)
 H200_CONFIGS: dict[tuple[int, ...], Config] = {
-    (4096, 4096, 1, 8, 16, 4096, 32): Config(64, 128, 128, 1, 4),  # 64+ tiles x 32 column blocks
-    (256, 4096, 1, 64, 64, 4096, 256): Config(16, 128, 128, 4, 4),  # decode: 256 one-token tiles x 4 splits
-    (2048, 4096, 3, 4, 128, 4096, 16): Config(64, 64, 128, 2, 4),  # qkv: 3 slices
+    # chosen by .gpu/sweep_multi_lora.py on the H200 (21-25 candidates per shape; medians, L2 flushed)
+    (4096, 4096, 1, 8, 16, 4096, 32): Config(64, 128, 128, 1, 4, 1),  # 64+ tiles x 32 column blocks: 50 us
+    (256, 4096, 1, 64, 64, 4096, 256): Config(16, 128, 128, 2, 4, 4),  # decode: 256 one-token tiles x 2 splits: 57 us
+    (2048, 4096, 3, 4, 128, 4096, 16): Config(64, 128, 128, 1, 8, 8),  # qkv: 3 slices, 8 column blocks a program: 90 us
 }
 
 
 def config_for(T: int, H: int, S: int, A: int, R: int, N: int, nseg: int, device: torch.device) -> Config:
     """Fixed launch configuration (no run-time autotuning)."""
     if device.type != "cuda":
-        return Config(block_m=16, block_k=16, block_n=16, split_k=2, num_warps=4)
+        return Config(block_m=16, block_k=16, block_n=16, split_k=2, num_warps=4, col_blocks=2)
     found = H200_CONFIGS.get((T, H, S, A, R, N, nseg))
     if found is not None:
         return found
@@ -151,28 +153,34 @@ def _expand_kernel(
     R: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    COL_BLOCKS: tl.constexpr,
     SPLIT_K: tl.constexpr,
     SEG_PAD: tl.constexpr,
 ):
-    """y[rows, s N + cols] = base + scaling * bf16(sum of the shrink's partials) @ lora_b[s, a, cols, :]^T."""
+    """y[rows, s N + cols] = base + scaling * bf16(sum of the shrink's partials) @ lora_b[s, a, cols, :]^T, for
+    COL_BLOCKS column blocks of BLOCK_N: the partials are read once per program, not once per column block."""
     found, adapter, row0, end = _locate(seg_starts_ptr, seg_adapters_ptr, nseg, tl.program_id(0), BLOCK_M, SEG_PAD)
     if found:
         s = tl.program_id(1)
         rows = row0 + tl.arange(0, BLOCK_M)
-        cols = tl.program_id(2) * BLOCK_N + tl.arange(0, BLOCK_N)
-        ok = (rows < end)[:, None] & (cols < N)[None, :]
-        where = rows[:, None].to(tl.int64) * (S * N) + s * N + cols[None, :]
-        out = tl.load(base_ptr + where, mask=ok, other=0.0).to(tl.float32)
+        row_ok = rows < end
+        ranks = tl.arange(0, R)
+        shrunk = tl.zeros([BLOCK_M, R], dtype=tl.float32)
         if adapter >= 0:
-            ranks = tl.arange(0, R)
-            shrunk = tl.zeros([BLOCK_M, R], dtype=tl.float32)
             for split in tl.static_range(SPLIT_K):  # a fixed order: deterministic
                 part = part_ptr + ((split * S + s) * T + rows[:, None]).to(tl.int64) * R + ranks[None, :]
-                shrunk += tl.load(part, mask=(rows < end)[:, None], other=0.0)
-            b_cols = b_ptr + ((s * A + adapter) * N + cols[None, :]).to(tl.int64) * R  # [R, BLOCK_N] view of B^T
-            bt = tl.load(b_cols + ranks[:, None], mask=(cols < N)[None, :], other=0.0)
-            out += scaling * tl.dot(shrunk.to(tl.bfloat16), bt)
-        tl.store(y_ptr + where, out.to(tl.bfloat16), mask=ok)
+                shrunk += tl.load(part, mask=row_ok[:, None], other=0.0)
+        shrunk_bf16 = shrunk.to(tl.bfloat16)  # rounded once, as the reference's shrink output is
+        for j in tl.static_range(COL_BLOCKS):
+            cols = (tl.program_id(2) * COL_BLOCKS + j) * BLOCK_N + tl.arange(0, BLOCK_N)
+            ok = row_ok[:, None] & (cols < N)[None, :]
+            where = rows[:, None].to(tl.int64) * (S * N) + s * N + cols[None, :]
+            out = tl.load(base_ptr + where, mask=ok, other=0.0).to(tl.float32)
+            if adapter >= 0:
+                b_cols = b_ptr + ((s * A + adapter) * N + cols[None, :]).to(tl.int64) * R  # [R, BLOCK_N] view of B^T
+                bt = tl.load(b_cols + ranks[:, None], mask=(cols < N)[None, :], other=0.0)
+                out += scaling * tl.dot(shrunk_bf16, bt)
+            tl.store(y_ptr + where, out.to(tl.bfloat16), mask=ok)
 
 
 def run(
@@ -200,8 +208,9 @@ def run(
         x, lora_a, partials, seg_starts, seg_adapters, nseg, T, H, A, S,
         R=R, BLOCK_M=cfg.block_m, BLOCK_K=cfg.block_k, SPLIT_K=cfg.split_k, SEG_PAD=seg_pad, num_warps=cfg.num_warps,
     )  # fmt: skip
-    _expand_kernel[(tiles, S, triton.cdiv(N, cfg.block_n))](
+    _expand_kernel[(tiles, S, triton.cdiv(N, cfg.block_n * cfg.col_blocks))](
         partials, lora_b, base, y, seg_starts, seg_adapters, scaling, nseg, T, N, A, S,
-        R=R, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, SPLIT_K=cfg.split_k, SEG_PAD=seg_pad, num_warps=cfg.num_warps,
+        R=R, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, COL_BLOCKS=cfg.col_blocks, SPLIT_K=cfg.split_k,
+        SEG_PAD=seg_pad, num_warps=cfg.num_warps,
     )  # fmt: skip
     return y

@@ -235,12 +235,15 @@ class LibraryBaseline(_Strict):
 
     `function` names a function of reference.py taking the reference's arguments; `call` says what it runs
     (shown in reports); `same_result` False marks a related call that is not the task's exact computation
-    (per-tensor FP8 scales where the task has block scales): its time is a speed target, not a substitute.
+    (per-tensor FP8 scales where the task has block scales): its time is a speed target, not a substitute. `cpu`
+    False marks a call with CUDA kernels only (flash attention's backward, block-scaled FP8 GEMMs): its result
+    is checked on a GPU only (the baseline is only ever timed on a GPU).
     """
 
     call: str = Field(min_length=1)
     function: Identifier = "library"
     same_result: bool = True
+    cpu: bool = True
     note: str = ""
 
 

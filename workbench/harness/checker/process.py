@@ -511,7 +511,10 @@ def time_library(
     plan: TimingPlan,
 ) -> None:
     """Time the task's library baseline (task.toml [library]) on the reference's inputs, as the reference. A
-    baseline that fails (a library call this device or version lacks) leaves a note, never fails the evaluation."""
+    baseline that fails (a library call this device or version lacks) leaves a note, never fails the evaluation.
+    Where it claims the task's result (`same_result`), its output on the first of those inputs must first agree
+    with the reference's (`library_disagreement`): a call that computes something else (a scale layout the
+    library reads differently at this shape) is not timed, so no report compares against a wrong result."""
     spec = task.spec.library
     if spec is None:
         return
@@ -520,11 +523,38 @@ def time_library(
     try:
         if not callable(function):
             raise AttributeError(f"reference.py has no function {spec.function!r}")
+        if spec.same_result:
+            disagreement = library_disagreement(function(**args[0]), reference_module.reference(**args[0]))
+            if disagreement is not None:
+                raise ValueError(disagreement)
         progress(f"{name}: timing the library baseline ({spec.call})")
         result.library, _ = time_calls(function, args, CLOCKS, device, method, plan)
     except Exception as exc:
         note = f"the library baseline ({spec.call}) could not be timed: {type(exc).__name__}: {str(exc)[:200]}"
         result.timing_note = (result.timing_note + "; " if result.timing_note else "") + note
+
+
+# How far a library baseline's output may be from the reference's (relative Frobenius error, each output): several
+# times the tasks' bfloat16 tolerances (1e-2 to 2e-2) apart, so that two honest results never trip it and a wrong
+# one (a misread layout: errors of order 1 and more) always does.
+LIBRARY_AGREEMENT = 5e-2
+
+
+def library_disagreement(got: object, want: object) -> str | None:
+    """Why the library call's output `got` is not the reference's `want` (one tensor or a tuple of them), or None."""
+    got_t = got if isinstance(got, tuple) else (got,)
+    want_t = want if isinstance(want, tuple) else (want,)
+    if len(got_t) != len(want_t):
+        return f"it returned {len(got_t)} outputs, the reference {len(want_t)}"
+    for i, (g, w) in enumerate(zip(got_t, want_t, strict=True)):
+        if not isinstance(g, torch.Tensor) or not isinstance(w, torch.Tensor) or g.shape != w.shape:
+            return f"output {i}: not a tensor of the reference's shape"
+        g64, w64 = g.detach().double(), w.detach().double()
+        rel = ((g64 - w64).norm() / w64.norm().clamp_min(1e-300)).item()
+        if not rel <= LIBRARY_AGREEMENT:  # NaN fails too
+            limit = f"{LIBRARY_AGREEMENT:.0e}"
+            return f"its output {i} differs from the reference's by {rel:.2e} (relative Frobenius, at most {limit})"
+    return None
 
 
 def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
