@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from workbench.catalog import Catalog
 from workbench.cli.eval_cmd import time_line, timing_notes
@@ -20,6 +21,7 @@ from workbench.harness.solution.timing import (
     Clocks,
     CoverPlan,
     TimingPlan,
+    capture_graphs,
     choose_mode,
     cover_ms,
     graph_fallback,
@@ -261,3 +263,21 @@ def test_warmup_goes_through_its_own_call_and_the_compiling_call_does_not_size_t
     assert warmed == [0, 1, 2]  # each input set once, through `warm`; none of the timed calls
     assert len(device.covers) == stats.reps == 10
     assert stats.cover_ms == pytest.approx(cover_ms([0.2, 0.2]))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_a_reference_that_cannot_be_captured_leaves_the_device_generator_usable() -> None:
+    """Graph mode first tries to capture the reference; one with a host sync (a per-adapter loop reading counts)
+    fails to capture. The process must go on as before: random numbers on the device (the next trial's inputs)
+    and later captures work. Before the fix every later draw raised "Offset increment outside graph capture"."""
+    clocks = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchronize=torch.cuda.synchronize)
+    x = torch.ones(1024, device="cuda")
+    with pytest.raises(RuntimeError):
+        capture_graphs(lambda x: x.sum().item(), [{"x": x}], clocks)  # .item() syncs: no graph can hold it
+    assert torch.randn(8, device="cuda").isfinite().all()
+    assert torch.randn(8, device="cuda", generator=torch.Generator("cuda").manual_seed(1)).isfinite().all()
+    (graph,) = capture_graphs(lambda x: x.mul_(2), [{"x": x}], clocks)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert x[0].item() == 4.0  # doubled once eagerly before the capture and once by the replay (capturing runs nothing)

@@ -34,7 +34,7 @@ L2, dataflow: *split-K shrink into fp32 partials; expand sums them and accumulat
 
 L3, low-level: *tensor-core tiles sized per shape.*
     Both stages are ``tl.dot`` (bfloat16 in, fp32 out). The rank ``R`` is a whole tile dimension (16-128). The
-    token tile is 16 rows for one-token segments (the smallest MMA) and 64 for prefill; ``config_for`` fixes
+    token tile is 16 rows for one-token segments (the smallest MMA) and 32-64 for prefill; ``config_for`` fixes
     the tiles and splits per registered shape; under the interpreter (CPU) they are small so that the smoke
     workloads run several tiles per segment, several K ranges and several column blocks.
 
@@ -61,8 +61,8 @@ class Config(NamedTuple):
 
 # (T, H, S, A, R, N, NSEG) -> configuration on an H200 (132 SMs)
 H200_CONFIGS: dict[tuple[int, ...], Config] = {
-    # chosen by .gpu/sweep_multi_lora.py on the H200 (21-25 candidates per shape; medians, L2 flushed)
-    (4096, 4096, 1, 8, 16, 4096, 32): Config(64, 128, 128, 1, 4, 1),  # 64+ tiles x 32 column blocks: 50 us
+    # chosen by .gpu/sweep_multi_lora.py on the H200 (13-25 candidates per shape; medians, L2 flushed)
+    (4096, 4096, 1, 8, 16, 4096, 32): Config(32, 128, 128, 1, 4, 1),  # 128+ tiles x 32 column blocks: 47 us
     (256, 4096, 1, 64, 64, 4096, 256): Config(16, 128, 128, 2, 4, 4),  # decode: 256 one-token tiles x 2 splits: 57 us
     (2048, 4096, 3, 4, 128, 4096, 16): Config(64, 128, 128, 1, 8, 8),  # qkv: 3 slices, 8 column blocks a program: 90 us
 }

@@ -19,6 +19,7 @@ not (a timed call that was not sampled), so a solution cannot tell a checked cal
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 import time
@@ -35,7 +36,7 @@ from torch.autograd.profiler import profile as autograd_profile
 from workbench.harness.protocol.report import Violation
 from workbench.harness.protocol.task_files import import_file, module_from_source
 from workbench.harness.solution.guard import ALLOWED_OPS, CallRecord, Guard, compare_snapshots, snapshot
-from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper
+from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper, capture_call
 from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed, digest
 
 PERF_COUNTER = time.perf_counter  # taken before any solution code runs
@@ -478,10 +479,8 @@ class Host:
         try:
             for slot in message["slots"]:
                 prealloc = self._prealloc(specs)
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    inputs: dict[str, Any] = {**self.slots[int(slot)], **prealloc}
-                    result, record = self.guard.call(self._run(), **inputs)
+                inputs: dict[str, Any] = {**self.slots[int(slot)], **prealloc}
+                graph, (result, record) = capture_call(functools.partial(self.guard.call, self._run(), **inputs))
                 violations += record.violations
                 self.graphs[int(slot)] = graph
                 self.graph_outputs[int(slot)] = self._outputs(result, specs, prealloc)

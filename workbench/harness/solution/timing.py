@@ -18,6 +18,7 @@ declares it, and under "auto" when the events-mode median is below `GRAPH_THRESH
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -211,12 +212,36 @@ def capture_graphs(fn: Callable[..., Any], input_sets: list[dict[str, Any]], clo
     clocks.synchronize()
     graphs = []
     for args in input_sets:
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn(**args)
+        graph, _ = capture_call(functools.partial(fn, **args))
         graphs.append(graph)
     clocks.synchronize()
     return graphs
+
+
+def capture_call(fn: Callable[[], Any]) -> tuple[torch.cuda.CUDAGraph, Any]:
+    """Capture `fn()` into a new CUDA graph; returns the graph and what the captured call returned.
+
+    A capture that fails (a call with a host sync, or an op no graph can hold: what graph mode asks of both the
+    solution and the reference) must leave the process as it found it. torch ends a failed capture before it
+    clears the capture mark on the device's default random generator (the mark is set when a capture begins and
+    cleared when it ends cleanly), so every later random number drawn on the device raised "Offset increment
+    outside graph capture encountered unexpectedly": a harness error for every later step of the evaluation.
+    After a failure a trivial capture is run to completion, which sets and clears the mark again."""
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            result = fn()
+    except BaseException:
+        _clear_capture_state()
+        raise
+    return graph, result
+
+
+def _clear_capture_state() -> None:
+    """A capture that completes: its begin and end reset the device generators' capture state."""
+    scratch = torch.zeros(1, device="cuda")
+    with torch.cuda.graph(torch.cuda.CUDAGraph()):
+        scratch.add_(1)
 
 
 def time_calls(
