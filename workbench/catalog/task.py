@@ -219,6 +219,9 @@ class Checks(_Strict):
 
     fresh_trials: int = Field(default=2, ge=1, le=20)
     input_scale: float = Field(default=1000.0, ge=0)
+    # true: identical inputs must give bit-identical outputs; the first workload's first trial is run again on
+    # the same inputs (made afresh, new buffers) and every output and state input compared bit for bit
+    deterministic: bool = False
     evidence: str = ""
 
 

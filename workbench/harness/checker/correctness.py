@@ -303,16 +303,37 @@ class WorkloadChecker:
         keep: bool = True,
         profile: bool = False,
         scale: float | None = None,
-    ) -> None:
+    ) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
         """Deliver the trial's inputs, call, fetch and check everything about the call. The oracle (and the
         reference, where the tolerance needs it) is computed here on the pristine inputs while the solution
         process runs the call: the two are separate processes, and the outputs are compared only once
-        fetched. `inputs` are this process's values of `trial` (scaled by `scale` where one is given)."""
+        fetched. `inputs` are this process's values of `trial` (scaled by `scale` where one is given).
+        Returns the call's fetched outputs and state inputs (checked)."""
         self.deliver(slot, trial, inputs, refill=refill, scale=scale)
         expected: list[Expected] = []
         self.call(slot, profile=profile, keep=keep, meanwhile=lambda: expected.append(self.expected(inputs)))
         outputs, after = self.fetch()
         self.verify(trial, inputs, outputs, after, expected[0] if expected else None)
+        return outputs, after
+
+    def check_repeat(self, trial: int, first: tuple[list[torch.Tensor], dict[str, torch.Tensor]]) -> None:
+        """Determinism (task.toml `checks.deterministic`): call again on `trial`'s inputs, made afresh from its
+        seed into new buffers, and require every output and state input bit for bit equal to `first`, that
+        trial's checked result. A result that differs in any bit (float atomics in an order the scheduler picks,
+        a split reduction whose order varies) fails the workload."""
+        self.deliver(0, trial, self.fresh_inputs(trial))
+        self.call(0)
+        outputs, after = self.fetch()
+        pairs = [(spec.name, got, want) for spec, got, want in zip(self.spec.signature.outputs, outputs, first[0], strict=True)]
+        pairs += [(name, after[name], first[1][name]) for name in sorted(after)]
+        for name, got, want in pairs:
+            differ = differing_bits(got, want)
+            if differ:
+                raise TrialFailure(
+                    "incorrect_numerical",
+                    f"output {name} is not deterministic: {differ} of {want.numel()} values differ bit for bit between "
+                    f"two calls on the same inputs (trial {trial}); the task requires identical results",
+                )
 
     def verify(
         self,
@@ -488,3 +509,16 @@ def task_code_failed(what: str, exc: Exception) -> Exception:
             "the evaluation needs the device's memory for the task's own code as well"
         )
     return TaskFault(f"{what} failed: {type(exc).__name__}: {exc}")
+
+
+def differing_bits(got: torch.Tensor, want: torch.Tensor) -> int:
+    """How many elements of `got` differ from `want` in any bit (the same shape and dtype; else every one)."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return want.numel()
+    a, b = got.detach().contiguous().cpu(), want.detach().contiguous().cpu()
+    if a.element_size() == 1:
+        a, b = a.view(torch.uint8), b.view(torch.uint8)
+    else:
+        bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        a, b = a.view(bits), b.view(bits)
+    return int((a != b).sum())
