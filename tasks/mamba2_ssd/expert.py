@@ -1,0 +1,213 @@
+"""Expert Triton solution for ``mamba2_ssd`` (the benchmark's gold standard).
+
+Operator
+--------
+``run(x, dt, A, Bm, Cm, D) -> (y, final_state)``: Mamba-2's selective scan. Per batch row and head ``h`` (group
+``g = h // (H / G)``) a state ``S [P, N]`` starts at zero and runs over the sequence::
+
+    S_t = exp(dt_t A_h) S_{t-1} + dt_t x_t^T B_t        y_t = S_t C_t + D_h x_t
+
+``y`` is bfloat16 ``[B, T, H, P]``; ``final_state`` (fp32 ``[B, H, P, N]``) is the state after the last step.
+At the registered shapes (``H = 64, P = 64, N = 128``, up to 32768 tokens) the step-by-step recurrence is a
+long serial chain of tiny outer products; the chunked ("state space dual") form turns it into matmuls.
+
+Design
+------
+L1, algorithm: *quadratic inside a chunk, a scan across chunks.*
+    With ``c = cumsum(dt A)`` inside a chunk of ``L`` steps, a step ``l`` of the chunk gets
+    ``y_l = exp(c_l) C_l . S_in + sum_{s <= l} (C_l . B_s) exp(c_l - c_s) dt_s x_s + D x_l``, and the chunk
+    hands on ``S_out = exp(c_last) S_in + sum_s exp(c_last - c_s) dt_s x_s^T B_s``. Everything but the
+    ``S_in -> S_out`` step is tensor-core matmuls over a chunk; only ``T / L`` steps are serial.
+
+L2, dataflow: *one kernel carries the state in registers through the chunks (chunk state, state passing
+and chunk output fused).* The eager reference (and Mamba's own five-kernel pipeline) writes every chunk's
+state to memory (``[B, H, T / L, P, N]`` fp32: as many bytes as ``x`` twice over), passes states in a second
+pass and reads them back in a third. Here a program owns one (batch row, head, block of ``P``) and walks the
+chunks in order, keeping ``S`` (``[BLOCK_P, N]`` fp32) in registers: per chunk it first writes the chunk's
+outputs from the entering state, then folds the chunk into the state. ``x`` is read twice per chunk (the
+second time from L2), ``y`` written once, no state ever leaves the chip but the final one.
+    Two small kernels run first: ``_chunk_cumsum_kernel`` writes ``c`` and ``dt`` per head, transposed to
+    ``[B, H, T]`` (the scan reads a head's steps contiguously), and ``_chunk_cb_kernel`` writes
+    ``C_l . B_s`` for the chunk's lower-triangular blocks once per group (fp32, ``L`` values a token): the
+    ``H / G`` heads of the group share it instead of each recomputing it.
+
+L3, low-level: *masked exponent before ``exp``, bf16 operands with fp32 accumulation, chunk and tiles per
+shape.* The decay of a step pair is ``exp(where(s <= l, c_l - c_s, -inf))``: the masked half (where
+``c_l - c_s > 0`` could overflow) never reaches ``exp``, and every factor is at most 1. The weights
+``(C_l . B_s) exp(c_l - c_s) dt_s``, the state read by the outputs and the decayed ``dt x`` of the state update
+are rounded to bfloat16 for ``tl.dot`` (fp32 accumulators), as Mamba's kernels do. The chunk length is a
+tuning knob (256 is Mamba-2's ``chunk_size``; a fused kernel pays the quadratic part per head and not the
+state traffic, so shorter chunks can win): ``config_for`` fixes chunk, tiles and warps per registered shape;
+under the interpreter (CPU) chunks of 32 with 16-row blocks, so the smoke workloads run several chunks,
+several blocks per chunk and a partial last chunk.
+
+PyTorch is used only for ``torch.empty`` and shape glue; no host synchronisation, nothing cached across calls.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import triton
+import triton.language as tl
+
+
+class Config(NamedTuple):
+    chunk: int  # L: steps per chunk (a multiple of block_m)
+    block_m: int  # rows (steps) per output block and per state-update block
+    block_p: int  # head-dimension columns per program (the state is [block_p, N])
+    num_warps: int
+    num_stages: int = 2
+
+
+# (B, T, H, P, G, N) -> configuration on an H200 (132 SMs): first choices, not yet measured; .gpu/sweep_mamba2_ssd.py
+# times the alternatives (chunks of 64-256, P blocks of 16-64, 4-8 warps)
+H200_CONFIGS: dict[tuple[int, int, int, int, int, int], Config] = {
+    (4, 4096, 64, 64, 1, 128): Config(256, 64, 64, 8),  # 256 programs: 2 per SM; two fp32 [64, 128] states: 8 warps
+    (1, 32768, 64, 64, 1, 128): Config(256, 64, 32, 4),  # 64 heads x 2 column blocks: 128 programs, 128 chunks each
+    (16, 1024, 64, 64, 1, 128): Config(256, 64, 64, 8),  # 1024 programs of 4 chunks
+}
+
+
+def config_for(batch: int, T: int, H: int, P: int, G: int, N: int, device: torch.device) -> Config:
+    """Fixed launch configuration (no run-time autotuning)."""
+    if device.type != "cuda":
+        return Config(chunk=32, block_m=16, block_p=16, num_warps=4, num_stages=1)
+    found = H200_CONFIGS.get((batch, T, H, P, G, N))
+    if found is not None:
+        return found
+    return Config(256, 64, 64, 8) if batch * H >= 132 else Config(256, 64, 32, 4)
+
+
+@triton.jit
+def _chunk_cumsum_kernel(
+    dt_ptr, A_ptr, cs_ptr, dtt_ptr, T, T_pad, H,
+    CHUNK: tl.constexpr, BLOCK_H: tl.constexpr,
+):  # fmt: skip
+    """For one chunk and BLOCK_H heads: c = cumsum(dt A) along the chunk, and dt, both written [B, H, T_pad]
+    (padded steps: dt = 0, so c stays flat and the state is unchanged)."""
+    c, hb, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    steps = c * CHUNK + tl.arange(0, CHUNK)
+    heads = hb * BLOCK_H + tl.arange(0, BLOCK_H)
+    ok = (steps < T)[:, None] & (heads < H)[None, :]
+    dt = tl.load(dt_ptr + (b * T + steps[:, None]).to(tl.int64) * H + heads[None, :], mask=ok, other=0.0)
+    a = tl.load(A_ptr + heads, mask=heads < H, other=0.0)
+    cs = tl.cumsum(dt * a[None, :], axis=0)
+    out = (b * H + heads[None, :]).to(tl.int64) * T_pad + steps[:, None]
+    tl.store(cs_ptr + out, cs, mask=(heads < H)[None, :])
+    tl.store(dtt_ptr + out, dt, mask=(heads < H)[None, :])
+
+
+@triton.jit
+def _chunk_cb_kernel(
+    B_ptr, C_ptr, cb_ptr, T, G, N,
+    CHUNK: tl.constexpr, BLOCK_M: tl.constexpr, N_PAD: tl.constexpr,
+):  # fmt: skip
+    """cb[b, g, c, l, s] = C_l . B_s for the chunk's blocks on and below the diagonal (fp32): once per group."""
+    c, g, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    n = tl.arange(0, N_PAD)
+    base = cb_ptr + ((b * G + g) * tl.cdiv(T, CHUNK) + c).to(tl.int64) * CHUNK * CHUNK
+    for mi in range(tl.cdiv(tl.minimum(CHUNK, T - c * CHUNK), BLOCK_M)):
+        rows = mi * BLOCK_M + tl.arange(0, BLOCK_M)
+        t_rows = c * CHUNK + rows
+        where = ((b * T + t_rows[:, None]).to(tl.int64) * G + g) * N + n[None, :]
+        cm = tl.load(C_ptr + where, mask=(t_rows < T)[:, None] & (n < N)[None, :], other=0.0)
+        for ki in range(mi + 1):
+            cols = ki * BLOCK_M + tl.arange(0, BLOCK_M)
+            t_cols = c * CHUNK + cols
+            where_t = ((b * T + t_cols[None, :]).to(tl.int64) * G + g) * N + n[:, None]  # [N_PAD, BLOCK_M]: B^T
+            bt = tl.load(B_ptr + where_t, mask=(t_cols < T)[None, :] & (n < N)[:, None], other=0.0)
+            tl.store(base + rows[:, None] * CHUNK + cols[None, :], tl.dot(cm, bt))
+
+
+@triton.jit
+def _ssd_scan_kernel(
+    x_ptr, B_ptr, C_ptr, D_ptr, cs_ptr, dtt_ptr, cb_ptr, y_ptr, state_ptr,
+    T, T_pad, H, P, G, N,
+    CHUNK: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
+):  # fmt: skip
+    """One (batch row, head, block of P): the chunks in order, the state [BLOCK_P, N] in registers."""
+    pb, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    g = h // (H // G)
+    p = pb * BLOCK_P + tl.arange(0, BLOCK_P)
+    p_ok = p < P
+    n = tl.arange(0, N_PAD)
+    n_ok = n < N
+    skip = tl.load(D_ptr + h)
+    head_steps = (b * H + h).to(tl.int64) * T_pad  # this head's row of the [B, H, T_pad] buffers
+    state = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
+    for c in range(tl.cdiv(T, CHUNK)):
+        c0 = c * CHUNK
+        n_blocks = tl.cdiv(tl.minimum(CHUNK, T - c0), BLOCK_M)
+        cb_chunk = cb_ptr + ((b * G + g) * tl.cdiv(T, CHUNK) + c).to(tl.int64) * CHUNK * CHUNK
+        state_in = tl.trans(state).to(tl.bfloat16)  # [N, BLOCK_P]: the entering state, as the outputs read it
+        # 1. the chunk's outputs: the entering state's part, the quadratic part, the skip
+        for mi in range(n_blocks):
+            rows = mi * BLOCK_M + tl.arange(0, BLOCK_M)
+            t_rows = c0 + rows
+            r_ok = t_rows < T
+            cs_m = tl.load(cs_ptr + head_steps + t_rows)
+            c_rows = C_ptr + ((b * T + t_rows[:, None]).to(tl.int64) * G + g) * N + n[None, :]
+            cm = tl.load(c_rows, mask=r_ok[:, None] & n_ok[None, :], other=0.0)
+            acc = tl.dot(cm, state_in) * tl.exp(cs_m)[:, None]
+            for ki in range(mi + 1):
+                cols = ki * BLOCK_M + tl.arange(0, BLOCK_M)
+                t_cols = c0 + cols
+                cs_k = tl.load(cs_ptr + head_steps + t_cols)
+                dt_k = tl.load(dtt_ptr + head_steps + t_cols)
+                cb = tl.load(cb_chunk + rows[:, None] * CHUNK + cols[None, :])
+                # the exponent masked before exp: s > l would give exp(positive), possibly inf
+                seg = tl.where(rows[:, None] >= cols[None, :], cs_m[:, None] - cs_k[None, :], float("-inf"))
+                w = cb * tl.exp(seg) * dt_k[None, :]
+                x_rows = x_ptr + ((b * T + t_cols[:, None]).to(tl.int64) * H + h) * P + p[None, :]
+                xk = tl.load(x_rows, mask=(t_cols < T)[:, None] & p_ok[None, :], other=0.0)
+                acc = tl.dot(w.to(tl.bfloat16), xk, acc)
+            where_y = ((b * T + t_rows[:, None]).to(tl.int64) * H + h) * P + p[None, :]
+            xm = tl.load(x_ptr + where_y, mask=r_ok[:, None] & p_ok[None, :], other=0.0)
+            acc += skip * xm.to(tl.float32)
+            tl.store(y_ptr + where_y, acc.to(tl.bfloat16), mask=r_ok[:, None] & p_ok[None, :])
+        # 2. the chunk folded into the state: S <- exp(c_last) S + sum_s exp(c_last - c_s) dt_s x_s^T B_s
+        cs_last = tl.load(cs_ptr + head_steps + c0 + CHUNK - 1)
+        update = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
+        for ki in range(n_blocks):
+            t_cols = c0 + ki * BLOCK_M + tl.arange(0, BLOCK_M)
+            k_ok = t_cols < T
+            scale = tl.exp(cs_last - tl.load(cs_ptr + head_steps + t_cols)) * tl.load(dtt_ptr + head_steps + t_cols)
+            x_cols = x_ptr + ((b * T + t_cols[None, :]).to(tl.int64) * H + h) * P + p[:, None]  # [BLOCK_P, BLOCK_M]: x^T
+            xt = tl.load(x_cols, mask=k_ok[None, :] & p_ok[:, None], other=0.0)
+            b_rows = B_ptr + ((b * T + t_cols[:, None]).to(tl.int64) * G + g) * N + n[None, :]
+            bk = tl.load(b_rows, mask=k_ok[:, None] & n_ok[None, :], other=0.0)
+            update = tl.dot((xt.to(tl.float32) * scale[None, :]).to(tl.bfloat16), bk, update)
+        state = state * tl.exp(cs_last) + update
+    out = state_ptr + ((b * H + h) * P + p[:, None]).to(tl.int64) * N + n[None, :]
+    tl.store(out, state, mask=p_ok[:, None] & n_ok[None, :])
+
+
+def run(
+    x: torch.Tensor, dt: torch.Tensor, A: torch.Tensor, Bm: torch.Tensor, Cm: torch.Tensor, D: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y bfloat16 [B, T, H, P], final_state fp32 [B, H, P, N]), new contiguous tensors (see the docstring)."""
+    batch, T, H, P = x.shape
+    G, N = Bm.shape[2], Bm.shape[3]
+    if dt.shape != (batch, T, H) or Bm.shape[:2] != (batch, T) or Cm.shape != Bm.shape or H % G != 0:
+        raise ValueError("x [B, T, H, P], dt [B, T, H], Bm and Cm [B, T, G, N] with G dividing H expected")
+    cfg = config_for(batch, T, H, P, G, N, x.device)
+    L = cfg.chunk
+    chunks = triton.cdiv(T, L)
+    T_pad = chunks * L
+    cs = torch.empty((batch, H, T_pad), dtype=torch.float32, device=x.device)
+    dtt = torch.empty_like(cs)
+    cb = torch.empty((batch, G, chunks, L, L), dtype=torch.float32, device=x.device)
+    y = torch.empty_like(x)
+    state = torch.empty((batch, H, P, N), dtype=torch.float32, device=x.device)
+    block_h = min(triton.next_power_of_2(H), 16)
+    n_pad = triton.next_power_of_2(N)
+    _chunk_cumsum_kernel[(chunks, triton.cdiv(H, block_h), batch)](dt, A, cs, dtt, T, T_pad, H, CHUNK=L, BLOCK_H=block_h)
+    _chunk_cb_kernel[(chunks, G, batch)](Bm, Cm, cb, T, G, N, CHUNK=L, BLOCK_M=cfg.block_m, N_PAD=n_pad, num_warps=cfg.num_warps)
+    _ssd_scan_kernel[(triton.cdiv(P, cfg.block_p), H, batch)](
+        x, Bm, Cm, D, cs, dtt, cb, y, state, T, T_pad, H, P, G, N,
+        CHUNK=L, BLOCK_M=cfg.block_m, BLOCK_P=cfg.block_p, N_PAD=n_pad,
+        num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+    )  # fmt: skip
+    return y, state
