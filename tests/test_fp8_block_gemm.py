@@ -79,7 +79,7 @@ def test_inputs_are_deterministic_realistic_and_every_input_moves_c() -> None:
         assert rel(reference.exact(**changed), base) > 0.1, name
 
 
-@pytest.mark.parametrize(("M", "N", "K"), [(64, 256, 256), (72, 384, 384), pytest.param(200, 640, 256, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(("M", "N", "K"), [(64, 256, 256), (72, 384, 384), pytest.param(136, 640, 256, marks=pytest.mark.slow)])
 def test_expert_and_naive_match_exact_in_process(M: int, N: int, K: int) -> None:
     d = inputs.make_inputs({"M": M, "N": N, "K": K}, seed=1, device="cpu")
     scaled = {k: v * 1000 if k in ("As", "Bs") else v for k, v in d.items()}  # as the harness scales

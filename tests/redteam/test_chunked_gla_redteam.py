@@ -1,4 +1,4 @@
-"""Red-team cases for ``chunked_gla``: plausible wrong kernels, two rejected through the real harness.
+"""Red-team cases for ``chunked_gla``: plausible wrong kernels, one rejected through the real harness (the others in process).
 
 Each cheat in ``chunked_gla_cheats/`` is appended to the honest naive solution (its ``run`` renamed
 ``honest_run``; its ``gla`` launcher available) and evaluated on the CPU:
@@ -36,8 +36,9 @@ CASES = {
 }
 NOT_FAR = {"gate_cumsum_in_bf16"}  # wrong by a small factor (see the module's docstring)
 
-# evaluated through the whole harness (the suite's time is counted): two per task; every cheat is run in process
-THROUGH_THE_HARNESS = ("state_not_passed", "decay_once_per_chunk")
+# evaluated through the whole harness (the suite's time is counted): one per task, the end-to-end path; every
+# cheat is run in process (the others' rejection is the same comparison)
+THROUGH_THE_HARNESS = ("state_not_passed",)
 IN_PROCESS_SHAPES = ({"B": 2, "H": 4, "T": 40, "D": 32},)  # one shape: the study (scripts/) covers more
 
 

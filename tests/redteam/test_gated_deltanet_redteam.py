@@ -1,4 +1,5 @@
-"""Red-team cases for ``gated_deltanet``: plausible wrong kernels, each wrong by far, two rejected through the real harness.
+"""Red-team cases for ``gated_deltanet``: plausible wrong kernels, each wrong by far,
+one rejected through the real harness (the others in process).
 
 Each cheat in ``gated_deltanet_cheats/`` is appended to the honest naive solution (its ``run`` renamed
 ``honest_run``; its ``_recurrent_kernel`` available) and evaluated on the CPU:
@@ -30,8 +31,9 @@ CASES = {
     "decay_between_chunks_only": "smoke_b1_h2_t40_d16",
 }
 
-# evaluated through the whole harness (the suite's time is counted): two per task; every cheat is run in process
-THROUGH_THE_HARNESS = ("beta_on_v_only", "state_not_carried")
+# evaluated through the whole harness (the suite's time is counted): one per task, the end-to-end path; every
+# cheat is run in process (the others' rejection is the same comparison)
+THROUGH_THE_HARNESS = ("beta_on_v_only",)
 
 
 def test_every_cheat_file_has_a_case() -> None:

@@ -1,4 +1,5 @@
-"""Red-team cases for ``gemm_swiglu``: plausible wrong kernels, each wrong by far, two rejected through the real harness.
+"""Red-team cases for ``gemm_swiglu``: plausible wrong kernels, each wrong by far,
+one rejected through the real harness (the others in process).
 
 Each cheat in ``gemm_swiglu_cheats/`` is appended to the honest naive solution (its ``run`` renamed
 ``honest_run``; its ``_matmul_kernel`` and ``_swiglu_kernel`` available) and evaluated on the CPU:
@@ -28,8 +29,9 @@ TASK = Catalog(REPO / "tasks", REPO / "guidance").task("gemm_swiglu")
 # cheat -> the smoke workload it is evaluated on (where it is wrong)
 CASES = {"swapped_halves": "smoke_m64_k128_i96", "interleaved_rows": "smoke_m64_k128_i96", "k_tail_dropped": "smoke_m37_k80_i40"}
 
-# evaluated through the whole harness (the suite's time is counted): two per task; every cheat is run in process
-THROUGH_THE_HARNESS = ("swapped_halves", "k_tail_dropped")
+# evaluated through the whole harness (the suite's time is counted): one per task, the end-to-end path; every
+# cheat is run in process (the others' rejection is the same comparison)
+THROUGH_THE_HARNESS = ("swapped_halves",)
 
 
 def test_every_cheat_file_has_a_case() -> None:

@@ -1,4 +1,5 @@
-"""Red-team cases for ``multi_lora``: plausible wrong kernels, each wrong by far, two rejected through the real harness.
+"""Red-team cases for ``multi_lora``: plausible wrong kernels, each wrong by far,
+one rejected through the real harness (the others in process).
 
 Each cheat in ``multi_lora_cheats/`` is appended to the honest naive solution (its ``run`` renamed
 ``honest_run``; its ``_token_kernel`` available) and evaluated on the CPU:
@@ -29,8 +30,9 @@ CASES = {
     "no_adapter_as_zero": "smoke_t40_a3_r16",
 }
 
-# evaluated through the whole harness (the suite's time is counted): two per task; every cheat is run in process
-THROUGH_THE_HARNESS = ("segment_adapter_zero", "no_adapter_as_zero")
+# evaluated through the whole harness (the suite's time is counted): one per task, the end-to-end path; every
+# cheat is run in process (the others' rejection is the same comparison)
+THROUGH_THE_HARNESS = ("segment_adapter_zero",)
 
 
 def test_every_cheat_file_has_a_case() -> None:

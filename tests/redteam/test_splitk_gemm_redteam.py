@@ -1,4 +1,5 @@
-"""Red-team cases for ``splitk_gemm``: plausible wrong kernels, each wrong by far, two rejected through the real harness.
+"""Red-team cases for ``splitk_gemm``: plausible wrong kernels, each wrong by far,
+one rejected through the real harness (the others in process).
 
 Each cheat in ``splitk_gemm_cheats/`` is appended to the honest naive solution (its ``run`` renamed
 ``honest_run``; its ``_matmul_kernel`` and tile sizes available) and evaluated on the CPU:
@@ -32,7 +33,7 @@ TASK = Catalog(REPO / "tasks", REPO / "guidance").task("splitk_gemm")
 
 # cheat -> the smoke workload it is evaluated on through the whole harness (two per task, on the cheapest smoke
 # workload, where both are wrong); every cheat is run in process below
-THROUGH_THE_HARNESS = {"k_tail_dropped": "smoke_m1_k96_n48", "tile_rows_past_m": "smoke_m1_k96_n48"}
+THROUGH_THE_HARNESS = {"k_tail_dropped": "smoke_m1_k96_n48"}  # one per task; every cheat in process
 IN_PROCESS_ONLY = ("weight_transposed",)
 
 
