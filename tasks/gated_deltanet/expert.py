@@ -74,7 +74,7 @@ class Config(NamedTuple):
 
 
 # (B, H, T, D) -> configuration on an H200 (132 SMs). Value blocks of 32 give the sequential pass 4 programs
-# per head (128 and 1024 programs); .gpu/sweep_gated_deltanet.py times the alternatives.
+# per head (128 and 1024 programs); scripts/gpu_sweep_gated_deltanet.py times the alternatives.
 H200_CONFIGS: dict[tuple[int, int, int, int], Config] = {
     (2, 16, 4096, 128): Config(64, 16, 32, 64, 4, 4, 4),
     (1, 32, 16384, 128): Config(64, 16, 32, 64, 4, 4, 4),

@@ -61,7 +61,7 @@ class Config(NamedTuple):
     num_stages: int = 2
 
 
-# (B, T, H, P, G, N) -> configuration on an H200 (132 SMs): first choices, not yet measured; .gpu/sweep_mamba2_ssd.py
+# (B, T, H, P, G, N) -> configuration on an H200 (132 SMs): first choices, not yet measured; scripts/gpu_sweep_mamba2_ssd.py
 # times the alternatives (chunks of 64-256, P blocks of 16-64, 4-8 warps)
 H200_CONFIGS: dict[tuple[int, int, int, int, int, int], Config] = {
     (4, 4096, 64, 64, 1, 128): Config(256, 64, 64, 8),  # 256 programs: 2 per SM; two fp32 [64, 128] states: 8 warps

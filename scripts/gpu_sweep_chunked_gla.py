@@ -1,0 +1,100 @@
+"""H200 sweep for chunked_gla: per registered workload, the expert's worst compared matrix against exact()
+(views = "steps": 16-step blocks of o, the final state per head), then the median latency of candidate
+configs (CUDA events, warm-up, L2 flushed by a 256 MB write before every call) and of the reference.
+Prints the best config per workload. About 2 minutes of GPU time (a cap per workload).
+
+Run from the repository root: PYTHONPATH=$PWD python3 scripts/gpu_sweep_chunked_gla.py
+"""
+
+import importlib.util
+import itertools
+import time
+import tomllib
+from pathlib import Path
+
+import torch
+
+TASK = Path("tasks/chunked_gla")
+CAP_S = 35.0  # seconds of sweeping per workload
+
+
+def module(name):
+    spec = importlib.util.spec_from_file_location(f"cg_{name}", TASK / f"{name}.py")
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+reference, inputs, expert = module("reference"), module("inputs"), module("expert")
+spec = tomllib.loads((TASK / "task.toml").read_text())
+bound = spec["tolerance"]["matrix_rel_fro"]
+scratch = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+
+
+def median_ms(fn, calls=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(calls):
+        scratch.fill_(1)  # evicts L2 (50 MB) between calls
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def worst(outputs, want, made):
+    got = reference.steps({"o": outputs[0], "final_state": outputs[1]}, made)
+    exact = reference.steps({"o": want[0], "final_state": want[1]}, made)
+    errs = []
+    for n in ("o", "final_state"):
+        a, b = got[n].double().flatten(1), exact[n].double().flatten(1)
+        errs.append(float(((a - b).norm(dim=1) / b.norm(dim=1)).max()))
+    return max(errs)
+
+
+C = expert.Config
+summary = []
+for workload in spec["workloads"]:
+    name, axes = workload["name"], workload["axes"]
+    B, H, T, D = (axes[a] for a in ("B", "H", "T", "D"))
+    key = (B * H, T, D)
+    made = inputs.make_inputs(axes, 7, "cuda")
+    want = reference.exact(**made)
+    scaled = {n: t * 1000.0 for n, t in made.items()}
+    want_scaled = reference.exact(**scaled)
+    ref_err = worst(reference.reference(**made), want, made)
+    ref_ms = median_ms(lambda: reference.reference(**made), calls=5)
+    current = expert.config_for(*key, interpret=False)
+    candidates = [current] + [
+        C(bt, bv, w, s) for bt, bv, w, s in itertools.product((64, 32, 128), (16, 32, 64), (4, 8), (2, 1, 3)) if bv <= D
+    ]
+    started, rows = time.time(), []
+    for cfg in dict.fromkeys(candidates):
+        expert.H200_CONFIGS[key] = cfg
+        try:
+            err = max(worst(expert.run(**made), want, made), worst(expert.run(**scaled), want_scaled, scaled))
+            rows.append((median_ms(lambda: expert.run(**made)), err, cfg))
+        except Exception as exc:  # a config that does not compile (shared memory, registers)
+            print(f"{name}: {cfg} failed: {type(exc).__name__}: {str(exc)[:120]}")
+        if time.time() - started > CAP_S:
+            print(f"{name}: time cap after {len(rows)} configs")
+            break
+    expert.H200_CONFIGS[key] = current
+    rows.sort(key=lambda r: r[0])
+    print(f"\n{name} {axes}: reference {ref_ms:.3f} ms (worst matrix {ref_err:.2e}); tolerance {bound:.0e}")
+    for ms, err, cfg in rows[:12]:
+        mark = " <- current" if cfg == current else ""
+        print(f"   {ms:8.4f} ms  worst {err:.2e} ({err / bound:.2f} of the bound, fresh and x1000)  {cfg}{mark}", flush=True)
+    if rows:
+        summary.append((name, rows[0][2], rows[0][0], ref_ms, max(r[1] for r in rows) / bound))
+    del made, want, scaled, want_scaled
+    torch.cuda.empty_cache()
+
+print("\nbest config per workload (speedup over the reference; worst matrix over all configs / bound)")
+for name, cfg, ms, ref_ms, w in summary:
+    print(f"  {name:22s} {ms:8.4f} ms  x{ref_ms / ms:7.2f}  worst {w:.2f}  {tuple(cfg)}")

@@ -1,0 +1,99 @@
+"""H200 sweep of mamba2_ssd's expert configs: per registered workload, the expert's error against exact()
+(worst token of y, worst head of final_state, vs the bound), then the median latency of candidate configs
+(CUDA events, 3 warm-up calls, median of 20, L2 flushed by a 256 MB write before each call) and the
+reference's. Run from the repo root: python3 scripts/gpu_sweep_mamba2_ssd.py (about 60-90 s of GPU time)."""
+
+import importlib.util
+import time
+import tomllib
+from pathlib import Path
+
+import torch
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"m2_{name}", f"tasks/mamba2_ssd/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ref, inp, ex = load("reference"), load("inputs"), load("expert")
+flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+task = tomllib.loads(Path("tasks/mamba2_ssd/task.toml").read_text())
+bound = task["tolerance"]["matrix_rel_fro"]
+
+
+def t_ms(fn, n=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(n):
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def worst(got, want):
+    return float(((got.double() - want).flatten(2).norm(dim=-1) / want.flatten(2).norm(dim=-1)).max())
+
+
+C = ex.Config
+CANDIDATES = [
+    C(256, 64, 64, 4),
+    C(256, 64, 32, 4),
+    C(256, 64, 64, 8),
+    C(128, 64, 64, 8),
+    C(64, 64, 64, 8),
+    C(256, 32, 32, 4),
+    C(128, 64, 64, 4),
+    C(128, 64, 32, 4),
+    C(128, 32, 32, 4),
+    C(64, 64, 64, 4),
+    C(64, 64, 32, 4),
+    C(64, 32, 16, 4),
+    C(128, 64, 16, 4),
+    C(256, 64, 32, 8, 3),
+    C(128, 64, 32, 4, 3),
+]
+for wl in task["workloads"]:
+    name, axes = wl["name"], wl["axes"]
+    key = tuple(axes[k] for k in ("B", "T", "H", "P", "G", "N"))
+    made = inp.make_inputs(axes, 5, "cuda")
+    want_y, want_state = ref.exact(**made)
+    current = ex.config_for(*key, torch.device("cuda"))
+    rows, started = [], time.time()
+    for cfg in [current] + [c for c in CANDIDATES if c != current]:
+        ex.H200_CONFIGS[key] = cfg
+        try:
+            y, state = ex.run(**made)
+            errs = (worst(y, want_y), worst(state, want_state))
+            rows.append((t_ms(lambda: ex.run(**made)), errs, cfg))
+        except Exception as exc:  # a config out of registers or shared memory
+            print(f"  {name} {cfg} FAILED {type(exc).__name__}: {str(exc)[:100]}")
+        if time.time() - started > 20:
+            print("  (time cap)")
+            break
+    ex.H200_CONFIGS[key] = current
+    rows.sort(key=lambda r: r[0])
+    reference_ms = t_ms(lambda: ref.reference(**made), n=5)
+    y_r, s_r = ref.reference(**made)
+    now = [r for r in rows if r[2] == current]
+    print(
+        f"{name}: reference {reference_ms:.3f} ms (err y {worst(y_r, want_y):.2e}, state {worst(s_r, want_state):.2e});"
+        f" bound {bound:g}; current {current}: {now[0][0] * 1e3:.1f} us"
+        if now
+        else f"{name}: current failed"
+    )
+    for ms, errs, cfg in rows[:5]:
+        print(f"   {ms * 1e3:8.1f} us  err y {errs[0]:.2e} state {errs[1]:.2e}  {cfg}")
+    print(f"   best {rows[0][2]}; max err over configs y {max(r[1][0] for r in rows):.2e} state {max(r[1][1] for r in rows):.2e}")
+    del made, want_y, want_state
+    torch.cuda.empty_cache()
