@@ -8,6 +8,7 @@ Run from the repository root: PYTHONPATH=$PWD python3 scripts/gpu_sweep_chunked_
 
 import importlib.util
 import itertools
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -21,6 +22,7 @@ CAP_S = 35.0  # seconds of sweeping per workload
 def module(name):
     spec = importlib.util.spec_from_file_location(f"cg_{name}", TASK / f"{name}.py")
     loaded = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = loaded  # the expert's dataclass looks its module up while it is being defined
     spec.loader.exec_module(loaded)
     return loaded
 

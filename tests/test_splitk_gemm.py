@@ -86,9 +86,10 @@ def test_k_ranges_cover_k_exactly_once() -> None:
 
 
 @pytest.mark.slow  # kernels under the interpreter, in process (~2 s on a 2-core CPU)
-@pytest.mark.parametrize(("M", "K", "N"), [(24, 136, 72), (40, 72, 40)])
+@pytest.mark.parametrize(("M", "K", "N"), [(24, 136, 72), (40, 72, 40), (16, 192, 64)])
 def test_expert_and_naive_match_exact_in_process(M: int, K: int, N: int, interpreter_fixed: None) -> None:
-    """Shapes beside the smoke workloads: two and three row blocks (ragged), a K of 2-5 steps."""
+    """Shapes beside the smoke workloads: two and three row blocks (ragged), a K of 2-5 steps, and a shape
+    whose K ranges and column blocks are all whole (the unmasked EVEN path the registered shapes take)."""
     made = inputs.make_inputs({"M": M, "K": K, "N": N}, seed=M + K, device="cpu")
     want = reference.exact(**made)
     bound = TASK.spec.tolerance.matrix_rel_fro or 0.0

@@ -113,9 +113,12 @@ def _splitk_partial_kernel(
     BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr,
     DIRECT: tl.constexpr,
+    EVEN: tl.constexpr,
 ):
     """One work unit: columns pid_n * BLOCK_N ... of c over k in [pid_k * SPAN, min(K, (pid_k + 1) * SPAN)),
-    for the token rows of pid_m. DIRECT (one split): store bfloat16 c; otherwise fp32 partials[pid_k]."""
+    for the token rows of pid_m. DIRECT (one split): store bfloat16 c; otherwise fp32 partials[pid_k].
+    EVEN (every K range whole steps, every column block full): the weight loads carry no mask, so the
+    compiler issues 16-byte vector loads into the pipeline without per-element predicates."""
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
     pid_m = tl.program_id(2)
@@ -131,9 +134,13 @@ def _splitk_partial_kernel(
     acc = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)  # a tile of c^T: N is the MMA's long side
     for k0 in range(k_lo, k_hi, BLOCK_K):
         kk = k0 + offs_k
-        k_ok = kk < k_hi  # the last range may end inside a step
-        wt = tl.load(w_rows + kk[None, :], mask=n_ok[:, None] & k_ok[None, :], other=0.0)
-        at = tl.load(a_cols + kk[:, None], mask=k_ok[:, None] & m_ok[None, :], other=0.0)
+        if EVEN:
+            wt = tl.load(w_rows + kk[None, :])
+            at = tl.load(a_cols + kk[:, None], mask=m_ok[None, :], other=0.0)
+        else:
+            k_ok = kk < k_hi  # the last range may end inside a step
+            wt = tl.load(w_rows + kk[None, :], mask=n_ok[:, None] & k_ok[None, :], other=0.0)
+            at = tl.load(a_cols + kk[:, None], mask=k_ok[:, None] & m_ok[None, :], other=0.0)
         acc = tl.dot(wt, at, acc)  # bfloat16 in, fp32 sums
     ok = n_ok[:, None] & m_ok[None, :]
     if DIRECT:
@@ -181,6 +188,7 @@ def run(a: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         BLOCK_N=cfg.block_n,
         BLOCK_K=cfg.block_k,
         DIRECT=direct,
+        EVEN=K % span == 0 and N % cfg.block_n == 0,
         num_warps=cfg.num_warps,
         num_stages=cfg.num_stages,
     )
