@@ -1,4 +1,4 @@
-"""H200 sweep of splitk_gemm's expert configs (run from the repo root: python3 scripts/gpu_sweep_splitk_gemm.py).
+"""H200 sweep of splitk_gemm's expert configs (run from the repo root: python3 scripts/gpu_sweep_splitk_gemm.py [WORKLOAD...]).
 
 Per registered workload: inputs from inputs.py, the expert (current config) against exact() and the reference
 (error vs the task's bound; two calls bitwise equal), then the median latency of candidate Configs and of the
@@ -7,6 +7,7 @@ Prints the best configs per workload. About 55 s of GPU time per workload (cappe
 
 import importlib.util
 import itertools
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -48,8 +49,11 @@ def median_ms(fn, n=20):
 spec = tomllib.loads((TASK / "task.toml").read_text())
 bound = spec["tolerance"]["matrix_rel_fro"]
 C = ex.Config
+wanted = sys.argv[1:]  # workload names (default: every registered workload)
 for wl in spec["workloads"]:
     name, axes = wl["name"], wl["axes"]
+    if wanted and name not in wanted:
+        continue
     M, K, N = axes["M"], axes["K"], axes["N"]
     key = (M, K, N)
     made = inp.make_inputs(axes, 5, "cuda")

@@ -70,9 +70,9 @@ class Config(NamedTuple):
 
 # (M, K, N) -> configuration on an H200 (132 SMs). Work units = N / block_n * split_k.
 H200_CONFIGS: dict[tuple[int, int, int], Config] = {
-    (16, 7168, 16384): Config(16, 128, 128, 4, 4, 4),  # 128 column blocks x 4 ranges = 512 units, 36 KB a stage
-    (64, 4096, 14336): Config(64, 128, 64, 4, 4, 4),  # 112 x 4 = 448 units, 24 KB a stage
-    (32, 8192, 28672): Config(32, 128, 128, 4, 4, 4),  # 224 x 4 = 896 units, 40 KB a stage
+    (16, 7168, 16384): Config(16, 128, 64, 2, 4, 5),  # 128 column blocks x 2 ranges = 256 units, 18 KB a stage
+    (64, 4096, 14336): Config(64, 64, 128, 2, 4, 4),  # 224 x 2 = 448 units, 32 KB a stage
+    (32, 8192, 28672): Config(32, 128, 64, 1, 8, 6),  # 224 units, no split: 20 KB a stage, 6 stages
 }
 INTERPRET_CONFIG = Config(16, 32, 32, 3, 4, 1)
 REDUCE_BLOCK = 1024  # outputs per program of the reduction
