@@ -10,7 +10,7 @@ import re
 from rich.table import Table
 
 from workbench.catalog import Task
-from workbench.catalog.task import ScalarArg
+from workbench.catalog.task import ScalarArg, TensorListArg
 
 
 def shape_text(dims: list[str | int]) -> str:
@@ -29,6 +29,10 @@ def signature_table(task: Task, expand: bool = False) -> Table:
     for arg in signature.inputs:
         if isinstance(arg, ScalarArg):
             table.add_row("in", arg.name, arg.dtype, "scalar", f"must be {arg.value}" if arg.value is not None else "")
+        elif isinstance(arg, TensorListArg):
+            notes = f"list of {arg.count} tensors, {arg.numel} elements in all"
+            notes += "; state, updated in place" if arg.state else ""
+            table.add_row("in", arg.name, arg.dtype, "list", notes)
         else:
             table.add_row(
                 "in", arg.name, arg.dtype, shape_text(arg.shape), arg.layout + ("; state, updated in place" if arg.state else "")

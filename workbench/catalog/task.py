@@ -86,7 +86,41 @@ class ScalarArg(_Strict):
         return self
 
 
-Argument = Annotated[TensorArg | ScalarArg, Field(discriminator="kind")]
+class TensorListArg(_Strict):
+    """A list of tensors of one dtype, each its own allocation (an optimiser's parameters, say).
+
+    `count` (an axis expression) is the list's length and `numel` the elements over the whole list; each
+    element's shape is data the task's inputs.py makes from the workload's axes (`shaped_by` names any axis it
+    uses besides those two). `state` marks lists the call updates in place. The harness checks every list it
+    makes against `count` and `numel`, moves each element as a separate tensor, and gives `run(...)` a Python
+    list; elements are compared one by one under the list's tolerance rule.
+    """
+
+    kind: Literal["tensor_list"]
+    name: Identifier
+    dtype: TensorDtype
+    count: str
+    numel: str
+    shaped_by: list[Identifier] = []
+    layout: Literal["contiguous"] = "contiguous"
+    state: bool = False
+    description: str = ""
+
+    @field_validator("count", "numel")
+    @classmethod
+    def _formula(cls, value: str) -> str:
+        try:
+            expressions.parse(value)
+        except expressions.ExpressionError as exc:
+            raise ValueError(f"bad list size expression: {exc}") from None
+        return value
+
+    def axes(self) -> set[str]:
+        return expressions.names(self.count) | expressions.names(self.numel) | set(self.shaped_by)
+
+
+Argument = Annotated[TensorArg | TensorListArg | ScalarArg, Field(discriminator="kind")]
+TensorLike = (TensorArg, TensorListArg)  # the inputs that hold tensors
 
 
 class OutputSpec(_Strict):
@@ -112,7 +146,7 @@ class Signature(_Strict):
     """The `run(...)` entry point."""
 
     inputs: list[Argument] = Field(min_length=1)
-    outputs: list[OutputSpec] = Field(min_length=1)
+    outputs: list[OutputSpec] = []  # none only where state inputs carry the whole result (an optimiser step)
     constraints: list[str] = []
 
     @field_validator("constraints")
@@ -126,6 +160,12 @@ class Signature(_Strict):
         return value
 
     @model_validator(mode="after")
+    def _some_result(self) -> Signature:
+        if not self.outputs and not any(isinstance(a, TensorLike) and a.state for a in self.inputs):
+            raise ValueError("a signature needs an output, or a state input that the call updates in place")
+        return self
+
+    @model_validator(mode="after")
     def _unique_names(self) -> Signature:
         seen: set[str] = set()
         for arg in [*self.inputs, *self.outputs]:
@@ -137,7 +177,7 @@ class Signature(_Strict):
     def axes(self) -> set[str]:
         found: set[str] = set()
         for arg in [*self.inputs, *self.outputs]:
-            if isinstance(arg, (TensorArg, OutputSpec)):
+            if isinstance(arg, (TensorArg, TensorListArg, OutputSpec)):
                 found |= arg.axes()
             elif arg.axis is not None:
                 found.add(arg.axis)
@@ -305,7 +345,7 @@ class TaskSpec(_Strict):
             if unknown:
                 raise ValueError(f"{text!r} names axes {sorted(unknown)} that no shape uses")
         compared = {o.name for o in self.signature.outputs}
-        compared |= {a.name for a in self.signature.inputs if isinstance(a, TensorArg) and a.state}
+        compared |= {a.name for a in self.signature.inputs if isinstance(a, TensorLike) and a.state}
         for where, rule in (("tolerance", self.tolerance), ("tolerance.smoke", self.tolerance.smoke)):
             if rule is not None and rule.views is None:
                 unknown_rules = sorted(set(rule.outputs) - compared)
@@ -384,3 +424,36 @@ class Task(BaseModel):
 
     def shape(self, dims: list[str | int], workload: Workload) -> tuple[int, ...]:
         return tuple(int(d) if isinstance(d, int) else int(expressions.evaluate(d, workload.axes)) for d in dims)
+
+    def size(self, formula: str, workload: Workload) -> int:
+        """An axis expression's value at `workload` (a list's length or element count, say)."""
+        return int(expressions.evaluate(formula, workload.axes))
+
+    def list_lengths(self, workload: Workload) -> dict[str, int]:
+        """The length of each tensor-list input at `workload` (empty for a task without lists)."""
+        return {
+            a.name: int(expressions.evaluate(a.count, workload.axes))
+            for a in self.spec.signature.inputs
+            if isinstance(a, TensorListArg)
+        }
+
+    def tensor_names(self, workload: Workload, *, state_only: bool = False) -> list[str]:
+        """The names the harness moves and compares each tensor input under at `workload`: a tensor's own
+        name, and `name.i` for element i of a list (`element_name`)."""
+        lengths = self.list_lengths(workload)
+        names: list[str] = []
+        for arg in self.spec.signature.inputs:
+            if isinstance(arg, ScalarArg) or (state_only and not arg.state):
+                continue
+            names += [arg.name] if isinstance(arg, TensorArg) else [element_name(arg.name, i) for i in range(lengths[arg.name])]
+        return names
+
+
+def element_name(list_name: str, index: int) -> str:
+    """The name element `index` of the list input `list_name` travels and is compared under."""
+    return f"{list_name}.{index}"
+
+
+def argument_of(name: str) -> str:
+    """The input a moved tensor belongs to: `params.3` -> `params` (list elements), `q` -> `q`."""
+    return name.split(".", 1)[0]

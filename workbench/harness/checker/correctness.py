@@ -18,12 +18,12 @@ from typing import Any
 
 import torch
 
-from workbench.catalog.task import ScalarArg, Task, TensorArg, Workload
+from workbench.catalog.task import ScalarArg, Task, TensorArg, TensorListArg, Workload, argument_of, element_name
 from workbench.harness.checker.compare import compare
 from workbench.harness.checker.remote import CallReply, RemoteSolution, SolutionFailure
 from workbench.harness.protocol.replies import OutputDescription
 from workbench.harness.protocol.report import Status, Violation
-from workbench.harness.solution.transport import digest
+from workbench.harness.solution.transport import digest, digest_many, pack, split
 
 DTYPES: dict[str, torch.dtype] = {
     "float64": torch.float64,
@@ -102,11 +102,17 @@ class WorkloadChecker:
         self.device = device
         self.secret = secret
         self.stats = TrialStats()
-        self.tensor_names = [a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg)]
-        self.state_names = {a.name for a in self.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
+        # what crosses the channel, by argument (a list input travels packed, its element shapes beside it) ...
+        self.tensor_names = [a.name for a in self.spec.signature.inputs if not isinstance(a, ScalarArg)]
+        self.state_args = sorted(a.name for a in self.spec.signature.inputs if not isinstance(a, ScalarArg) and a.state)
+        # ... and what is compared: a tensor by its name, a list element by `name.i`
+        self.state_names = set(task.tensor_names(workload, state_only=True))
+        self.lists = {a.name: a for a in self.spec.signature.inputs if isinstance(a, TensorListArg)}
+        self.list_lengths = task.list_lengths(workload)
+        self.list_shapes: dict[str, list[tuple[int, ...]]] = {}  # the element shapes the task's inputs.py makes
         self.output_specs = output_specs(task, workload)
         self.breakdown: dict[str, float] = {}  # seconds per activity (report.ACTIVITIES)
-        self.scalar_names = [a.name for a in self.spec.signature.inputs if not isinstance(a, TensorArg)]
+        self.scalar_names = [a.name for a in self.spec.signature.inputs if isinstance(a, ScalarArg)]
         self.seeded = seeded  # inputs may be made in the solution process from each trial's seed (`deliver`)
         self.confirmed: bool | None = None  # whether it made the first ones bit for bit as this process
 
@@ -135,7 +141,47 @@ class WorkloadChecker:
                     f"the task's inputs.py gave {arg.name}={inputs[arg.name]!r}, but it carries the workload's axis "
                     f"{arg.axis}={self.workload.axes[arg.axis]}"
                 )
+            if isinstance(arg, TensorListArg):
+                self._check_list(arg, inputs[arg.name])
         return inputs
+
+    def _check_list(self, arg: TensorListArg, value: Any) -> None:
+        """A list input as the task declares it: `count` tensors of its dtype, `numel` elements in all, each its
+        own contiguous tensor, with the same element shapes at every trial of the workload."""
+        if not isinstance(value, (list, tuple)) or not all(type(t) is torch.Tensor for t in value):
+            raise TaskFault(f"the task's inputs.py gave {arg.name} as {type(value).__name__}, not a list of tensors")
+        count, numel = self.list_lengths[arg.name], self.task.size(arg.numel, self.workload)
+        if len(value) != count or not value or sum(t.numel() for t in value) != numel:
+            raise TaskFault(
+                f"the task's inputs.py gave {arg.name} as {len(value)} tensors of {sum(t.numel() for t in value)} elements; "
+                f"the workload declares {count} of {numel} (at least one)"
+            )
+        if any(t.dtype != DTYPES[arg.dtype] or not t.is_contiguous() for t in value):
+            raise TaskFault(f"the task's inputs.py gave an element of {arg.name} that is not a contiguous {arg.dtype} tensor")
+        shapes = [tuple(t.shape) for t in value]
+        if self.list_shapes.setdefault(arg.name, shapes) != shapes:
+            raise TaskFault(f"the task's inputs.py gave {arg.name} other element shapes at another trial of one workload")
+
+    def element_shapes(self, name: str) -> list[tuple[int, ...]]:
+        """The element shapes of list input `name` at this workload (made once here when not yet known)."""
+        if name not in self.list_shapes:
+            self.fresh_inputs(0)
+        return self.list_shapes[name]
+
+    def moved(self, inputs: dict[str, Any], name: str) -> torch.Tensor:
+        """Input `name` as it crosses the channel: the tensor, or a list's elements packed into one."""
+        value = inputs[name]
+        return pack(value) if name in self.lists else value
+
+    def flat_state(self, values: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """State inputs by compared name: a tensor under its own, each list element under `name.i`."""
+        flat: dict[str, torch.Tensor] = {}
+        for name in self.state_args:
+            if name in self.lists:
+                flat.update({element_name(name, i): t for i, t in enumerate(values[name])})
+            else:
+                flat[name] = values[name]
+        return flat
 
     def scaled(self, trial: int, scale: float) -> dict[str, Any]:
         """Fresh inputs with every floating input of 16 bits or more multiplied by `scale`.
@@ -144,16 +190,18 @@ class WorkloadChecker:
         packed weights, positions) keep their values; their float scales, where a task has them, grow."""
         inputs = self.fresh_inputs(trial)
         for arg in self.spec.signature.inputs:
-            value = inputs[arg.name]
-            if isinstance(arg, TensorArg) and value.is_floating_point() and value.element_size() >= 2:
-                value.mul_(scale)
+            values = inputs[arg.name] if isinstance(arg, TensorListArg) else [inputs[arg.name]]
+            for value in values if not isinstance(arg, ScalarArg) else []:
+                if value.is_floating_point() and value.element_size() >= 2:
+                    value.mul_(scale)
         return inputs
 
     def send(self, slot: int, inputs: dict[str, Any], refill: bool = False, timed: bool = False) -> None:
-        tensors = {n: inputs[n] for n in self.tensor_names}
-        scalars = {a.name: inputs[a.name] for a in self.spec.signature.inputs if not isinstance(a, TensorArg)}
+        tensors = {n: self.moved(inputs, n) for n in self.tensor_names}
+        scalars = {n: inputs[n] for n in self.scalar_names}
+        lists = {n: [list(t.shape) for t in inputs[n]] for n in self.lists}
         with self.spent("send"):
-            self.solution.put(slot, tensors, scalars, sorted(self.state_names), refill=refill, timed=timed)
+            self.solution.put(slot, tensors, scalars, self.state_args, refill=refill, timed=timed, lists=lists)
 
     def deliver(
         self,
@@ -184,7 +232,7 @@ class WorkloadChecker:
                     dict(self.workload.axes),
                     self.tensor_names,
                     self.scalar_names,
-                    sorted(self.state_names),
+                    self.state_args,
                     refill=refill,
                     timed=timed,
                     scale=scale,
@@ -195,7 +243,9 @@ class WorkloadChecker:
                 inputs = self.scaled(trial, scale) if scale is not None else self.fresh_inputs(trial)
             with self.spent("send"):
                 theirs = self.solution.digests(slot, self.tensor_names)
-                self.confirmed = theirs == [digest(inputs[n]) for n in self.tensor_names]
+                self.confirmed = theirs == [
+                    digest_many(inputs[n]) if n in self.lists else digest(inputs[n]) for n in self.tensor_names
+                ]
             if self.confirmed:
                 return
         if inputs is None:
@@ -278,7 +328,7 @@ class WorkloadChecker:
 
     def fetch(self, sample: int | None = None) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
         """The last call's outputs and state inputs, or those of a sampled timed call."""
-        state = sorted(self.state_names)
+        state = self.state_args
         try:
             with self.spent("fetch"):
                 if sample is None:
@@ -290,7 +340,17 @@ class WorkloadChecker:
         for spec, out in zip(self.spec.signature.outputs, outputs, strict=True):  # what crossed must match too
             if tuple(out.shape) != self.task.shape(spec.shape, self.workload) or out.dtype != DTYPES[spec.dtype]:
                 raise TrialFailure("incorrect_shape", f"output {spec.name} does not match its description")
-        return outputs, after
+        flat: dict[str, torch.Tensor] = {}
+        for name, value in after.items():  # a list's elements came back packed: split at the shapes made here
+            if name not in self.lists:
+                flat[name] = value
+                continue
+            try:
+                parts = split(value, self.element_shapes(name))
+            except ValueError as exc:
+                raise TrialFailure("state_mismatch", f"state {name} after the call: {exc}") from None
+            flat.update({element_name(name, i): part for i, part in enumerate(parts)})
+        return outputs, flat
 
     # -- the checks -----------------------------------------------------------------------------
     def check_call(
@@ -363,7 +423,10 @@ class WorkloadChecker:
         fn = getattr(self.reference_module, fn_name)
         args: dict[str, Any] = {}
         for arg in self.spec.signature.inputs:
-            args[arg.name] = inputs[arg.name].clone() if isinstance(arg, TensorArg) else inputs[arg.name]
+            value = inputs[arg.name]
+            if isinstance(arg, TensorListArg):
+                value = [t.clone() for t in value]
+            args[arg.name] = value.clone() if isinstance(arg, TensorArg) else value
         prealloc = {}
         for spec in self.spec.signature.outputs:
             if spec.mode == "preallocated":
@@ -377,8 +440,7 @@ class WorkloadChecker:
         returned = [s for s in self.spec.signature.outputs if s.mode == "return"]
         values = [result] if len(returned) == 1 else list(result or [])
         outs = [values.pop(0) if s.mode == "return" else prealloc[s.name] for s in self.spec.signature.outputs]
-        states = {a.name: args[a.name] for a in self.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
-        return outs, states
+        return outs, self.flat_state(args)
 
     def _compare_with_oracle(
         self,
@@ -404,7 +466,7 @@ class WorkloadChecker:
             raise TaskFault(
                 f"the task's {tol.views}(...) gave the values {sorted(want)} for the oracle, {sorted(got)} for the solution"
             )
-        unknown = set(tol.outputs) - set(want) - self.state_names
+        unknown = set(tol.outputs) - set(want) - set(self.state_args)
         if unknown:
             raise TaskFault(f"the tolerance has rules for {sorted(unknown)}, which are neither compared values nor state inputs")
         with self.spent("compare"):
@@ -415,7 +477,7 @@ class WorkloadChecker:
                 if not result.ok:
                     raise TrialFailure("incorrect_numerical", f"output {name} (trial {trial}): {result.message}")
             for name in sorted(self.state_names):
-                result = compare(after[name], oracle_state[name], tol.rule_for(name))
+                result = compare(after[name], oracle_state[name], tol.rule_for(argument_of(name)))
                 if not result.ok:
                     raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
         self.stats.trials += 1

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 import triton
 
-from workbench.catalog.task import TensorArg
+from workbench.catalog.task import ScalarArg, TensorListArg
 from workbench.harness.checker import host_times
 from workbench.harness.checker.correctness import (
     CheckerOutOfMemory,
@@ -568,5 +568,11 @@ def library_disagreement(got: object, want: object) -> str | None:
 def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
     """The reference's arguments for timing: the inputs, with copies of the state inputs it updates in place
     (the originals stay pristine: sampled timed calls of the solution are checked against them)."""
-    state = {a.name for a in task.spec.signature.inputs if isinstance(a, TensorArg) and a.state}
-    return {a.name: inputs[a.name].clone() if a.name in state else inputs[a.name] for a in task.spec.signature.inputs}
+    args: dict[str, Any] = {}
+    for arg in task.spec.signature.inputs:
+        value = inputs[arg.name]
+        if isinstance(arg, ScalarArg) or not arg.state:
+            args[arg.name] = value
+        else:
+            args[arg.name] = [t.clone() for t in value] if isinstance(arg, TensorListArg) else value.clone()
+    return args

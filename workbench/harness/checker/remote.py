@@ -217,12 +217,12 @@ class RemoteSolution:
         state: list[str],
         refill: bool = False,
         timed: bool = False,
+        lists: dict[str, list[list[int]]] | None = None,
     ) -> None:
+        """A slot's inputs; `lists`: the element shapes of each list input, whose tensor is its elements packed."""
         names = list(tensors)
-        reply, _ = self.request(
-            {"op": "put", "slot": slot, "names": names, "scalars": scalars, "refill": refill, "state": state, "timed": timed},
-            [tensors[n] for n in names],
-        )
+        message = {"op": "put", "slot": slot, "names": names, "scalars": scalars, "refill": refill, "state": state}
+        reply, _ = self.request({**message, "timed": timed, "lists": lists or {}}, [tensors[n] for n in names])
         self._parse(OkReply, reply)
 
     def generate(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import random
 import sys
 import time
 import traceback
@@ -37,7 +38,7 @@ from workbench.harness.protocol.report import Violation
 from workbench.harness.protocol.task_files import import_file, module_from_source
 from workbench.harness.solution.guard import ALLOWED_OPS, CallRecord, Guard, compare_snapshots, snapshot
 from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper, capture_call
-from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed, digest
+from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed, digest, digest_many, pack, split
 
 PERF_COUNTER = time.perf_counter  # taken before any solution code runs
 MAX_COVER_MS = CoverPlan().max_ms  # a longer cover is a malformed request
@@ -84,18 +85,52 @@ def _poison(t: torch.Tensor) -> None:
         t.fill_(torch.iinfo(t.dtype).max)
 
 
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Bitwise equality (NaN == NaN, -0 != +0)."""
+def _same_bits(a: Any, b: Any) -> bool:
+    """Bitwise equality (NaN == NaN, -0 != +0), of two tensors or, element by element, two lists of them."""
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(map(_same_bits, a, b))
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
     return bool(torch.equal(a.detach().contiguous().view(width), b.detach().contiguous().view(width)))
 
 
+def _tensors(value: Any) -> list[torch.Tensor]:
+    """The tensors an input holds: itself, a list's elements, or none (a scalar)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    return [t for t in value if isinstance(t, torch.Tensor)] if isinstance(value, list) else []
+
+
+SMALL_POOL_BYTES = 1 << 20  # the caching allocator's small-block pool holds allocations up to this size
+
+
+def separate(parts: list[torch.Tensor], device: torch.device, keep: list[torch.Tensor]) -> list[torch.Tensor]:
+    """A list input's elements, each copied into an allocation of its own with a spacer of random size
+    allocated after it (in the allocator pool of the element's size; the spacers go to `keep`): however the
+    checker's tensors were laid out, the elements here never form one contiguous buffer, so a kernel that
+    treats the list as one flat array reads the spacers and fails."""
+    out = []
+    for part in parts:
+        element = torch.empty(part.shape, dtype=part.dtype, device=device)
+        element.copy_(part)
+        out.append(element)
+        nbytes = part.numel() * part.element_size()
+        gap = 512 * random.randint(1, 16) + (SMALL_POOL_BYTES if nbytes >= SMALL_POOL_BYTES else 0)
+        keep.append(torch.empty(gap, dtype=torch.uint8, device=device))
+    return out
+
+
 def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
     a0, b0 = a.untyped_storage().data_ptr(), b.untyped_storage().data_ptr()
     a1, b1 = a0 + a.untyped_storage().nbytes(), b0 + b.untyped_storage().nbytes()
     return a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0
+
+
+def _fresh_lists(args: dict[str, Any]) -> dict[str, Any]:
+    """`args` with each list input as a new list of the same tensors (appending to or reordering the list a
+    call receives leaves the slot's own list as it was)."""
+    return {name: list(value) if isinstance(value, list) else value for name, value in args.items()}
 
 
 class Host:
@@ -109,7 +144,8 @@ class Host:
         self.slots: dict[int, dict[str, Any]] = {}  # slot -> input name -> private tensor or scalar
         self.last: tuple[int, list[Any]] | None = None  # (slot, outputs) of the last call
         self.kept: list[tuple[Any, torch.Tensor]] = []  # (output, a copy) of earlier checked calls
-        self.pristine: dict[int, dict[str, torch.Tensor]] = {}  # slot -> copies of its tensor inputs
+        self.pristine: dict[int, dict[str, Any]] = {}  # slot -> copies of its tensor (and list) inputs
+        self.spacers: dict[int, list[torch.Tensor]] = {}  # slot -> the allocations between list elements
         self.state_names: set[str] = set()
         self.samples: dict[int, tuple[list[Any], list[torch.Tensor]]] = {}  # sampled timed calls
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
@@ -208,7 +244,11 @@ class Host:
         names: list[str] = message["names"]
         if len(names) != len(tensors):
             raise ValueError("one tensor per name")
-        self._store(message, dict(zip(names, tensors, strict=True)), dict(message.get("scalars", {})))
+        values: dict[str, Any] = dict(zip(names, tensors, strict=True))
+        spacers: list[torch.Tensor] = []
+        for name, shapes in dict(message.get("lists") or {}).items():  # a list came packed: its elements apart
+            values[name] = separate(split(values[name], shapes), self.device, spacers)
+        self._store(message, values, dict(message.get("scalars", {})), spacers)
         self.channel.send({"ok": True})
 
     def generate(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
@@ -227,26 +267,32 @@ class Host:
             self.channel.send({"ok": False, "status": status, "message": "making a trial's inputs: " + text})
             return
         wanted = [*names, *message.get("scalar_names", [])]
-        if not all(n in made for n in wanted) or not all(isinstance(made[n], torch.Tensor) for n in names):
+        if not all(n in made for n in wanted) or not all(_tensors(made[n]) for n in names):
             self.channel.send({"ok": False, "status": "runtime_error", "message": "the made inputs do not match the request"})
             return
         scale = message.get("scale")
         scalars = {n: made[n] for n in wanted if n not in names}
-        tensors: dict[str, torch.Tensor] = {}
+        tensors: dict[str, Any] = {}
+        spacers: list[torch.Tensor] = []
         for name in names:
-            value = made[name].clone(memory_format=torch.contiguous_format)  # a storage of its own, as `put` gives
-            if scale is not None and value.is_floating_point() and value.element_size() >= 2:
-                value.mul_(float(scale))
-            tensors[name] = value
+            if isinstance(made[name], (list, tuple)):  # a list's elements apart, as `put` gives them
+                tensors[name] = separate(list(made[name]), self.device, spacers)
+            else:
+                tensors[name] = made[name].clone(memory_format=torch.contiguous_format)  # a storage of its own
+            for value in _tensors(tensors[name]):
+                if scale is not None and value.is_floating_point() and value.element_size() >= 2:
+                    value.mul_(float(scale))
         del made
         try:
-            self._store(message, tensors, scalars)
+            self._store(message, tensors, scalars, spacers)
         except ValueError as exc:
             self.channel.send({"ok": False, "status": "runtime_error", "message": str(exc)})
             return
         self.channel.send({"ok": True})
 
-    def _store(self, message: dict[str, Any], tensors: dict[str, torch.Tensor], scalars: dict[str, Any]) -> None:
+    def _store(
+        self, message: dict[str, Any], tensors: dict[str, Any], scalars: dict[str, Any], spacers: list[torch.Tensor]
+    ) -> None:
         """Keep a slot's inputs: new tensors, or (refill) their values written into the slot's buffers,
         which keep their addresses (a graph captured on the slot reads them). A copy of each is kept to
         compare after an untimed call (input mutation)."""
@@ -257,18 +303,25 @@ class Host:
         values: dict[str, Any] = dict(scalars)
         for name, t in tensors.items():
             if refill and current is not None:
-                buffer = current.get(name)
-                if not isinstance(buffer, torch.Tensor) or buffer.shape != t.shape or buffer.dtype != t.dtype:
+                buffers, news = _tensors(current.get(name)), _tensors(t)
+                fits = len(buffers) == len(news) and all(b.shape == n.shape for b, n in zip(buffers, news, strict=False))
+                if not fits or any(b.dtype != n.dtype for b, n in zip(buffers, news, strict=False)):
                     raise ValueError(f"input {name!r} does not fit the slot's buffer")
-                buffer.copy_(t)
-                values[name] = buffer
+                for buffer, new in zip(buffers, news, strict=True):
+                    buffer.copy_(new)
+                values[name] = current[name]
             else:
                 values[name] = t
         self.slots[slot] = values
+        if not refill:
+            self.spacers[slot] = spacers
         if message.get("timed"):  # a timed call's inputs are not compared after it: no copy to keep
             self.pristine.pop(slot, None)
         else:
-            self.pristine[slot] = {name: values[name].clone() for name in tensors}
+            self.pristine[slot] = {
+                name: [e.clone() for e in values[name]] if isinstance(values[name], list) else values[name].clone()
+                for name in tensors
+            }
         if not refill:  # a graph keeps reading the slot's buffers: refilled values reach it
             self.graphs.pop(slot, None)
         if self.device.type == "cuda":
@@ -279,10 +332,11 @@ class Host:
         checker compares the first values `generate` made for a workload with its own."""
         current = self.slots.get(int(message["slot"]), {})
         names: list[str] = message["names"]
-        if not all(isinstance(current.get(n), torch.Tensor) for n in names):
+        if not all(_tensors(current.get(n)) for n in names):
             self.channel.send({"ok": False, "status": "runtime_error", "message": "no such slot inputs"})
             return
-        self.channel.send({"ok": True, "digests": [digest(current[n]) for n in names]})
+        found = [digest_many(current[n]) if isinstance(current[n], list) else digest(current[n]) for n in names]
+        self.channel.send({"ok": True, "digests": found})
 
     def _prealloc(self, specs: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         outs = {}
@@ -344,8 +398,8 @@ class Host:
                 self.graphs[slot].replay()
                 stop()
                 result, record = self.graph_outputs[slot], CallRecord(0, [], [])
-            else:
-                inputs: dict[str, Any] = {**args, **prealloc}
+            else:  # a list input is passed as a new list object: the call cannot rearrange the slot's
+                inputs: dict[str, Any] = {**_fresh_lists(args), **prealloc}
                 result, record = self.guard.call(self._run(), after=stop, **inputs)
             if cuda:
                 torch.cuda.synchronize()
@@ -409,7 +463,7 @@ class Host:
         if type(out) is not torch.Tensor:
             kind = "tensor subclass" if isinstance(out, torch.Tensor) else type(out).__name__
             return {"kind": kind}
-        aliases = [n for n, t in args.items() if isinstance(t, torch.Tensor) and _overlaps(out, t)]
+        aliases = [n for n, value in args.items() if any(_overlaps(out, t) for t in _tensors(value))]
         return {
             "kind": "tensor",
             "shape": list(out.shape),
@@ -420,7 +474,9 @@ class Host:
         }
 
     def _state_after(self, slot: int) -> list[torch.Tensor]:
-        return [self.slots[slot][n] for n in sorted(self.state_names)]
+        """The state inputs as the call left them (sorted by name); a list's elements packed into one tensor."""
+        values = [self.slots[slot][n] for n in sorted(self.state_names)]
+        return [pack(v) if isinstance(v, list) else v for v in values]
 
     def fetch(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
         """The last call's outputs and state inputs (sorted by name), as plain tensors."""
@@ -463,6 +519,7 @@ class Host:
         self.kept.clear()
         self.last = None
         self.slots.clear()
+        self.spacers.clear()
         self.pristine.clear()
         self.samples.clear()
         self.graphs.clear()
@@ -479,7 +536,7 @@ class Host:
         try:
             for slot in message["slots"]:
                 prealloc = self._prealloc(specs)
-                inputs: dict[str, Any] = {**self.slots[int(slot)], **prealloc}
+                inputs: dict[str, Any] = {**_fresh_lists(self.slots[int(slot)]), **prealloc}
                 graph, (result, record) = capture_call(functools.partial(self.guard.call, self._run(), **inputs))
                 violations += record.violations
                 self.graphs[int(slot)] = graph

@@ -245,3 +245,36 @@ def digest(t: torch.Tensor) -> int:
         position = torch.arange(start, start + chunk.numel(), dtype=torch.int64, device=t.device)
         total += (chunk * (position * _DIGEST_MULTIPLIER + 1)).sum()
     return int(total.item())
+
+
+def pack(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """A list input's elements as one 1-D tensor (their values in order, one copy): how a list crosses the
+    channel, with the element shapes in the message (`unpack` on the other side)."""
+    if not tensors:
+        raise ValueError("an empty list cannot be packed")
+    return torch.cat([t.detach().reshape(-1) for t in tensors])
+
+
+def split(packed: torch.Tensor, shapes: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+    """Views of `packed` with the element `shapes` (the inverse of `pack`); ValueError when they do not fill it."""
+    sizes = [_numel(shape) for shape in shapes]
+    if packed.dim() != 1 or sum(sizes) != packed.numel():
+        raise ValueError(f"a packed list of {packed.numel()} values does not hold elements of {sum(sizes)}")
+    return [part.view(*shape) for part, shape in zip(torch.split(packed, sizes), shapes, strict=True)]
+
+
+def _numel(shape: Sequence[int]) -> int:
+    if not isinstance(shape, (list, tuple)) or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise ValueError(f"bad element shape {shape!r}"[:100])
+    count = 1
+    for d in shape:
+        count *= d
+    return count
+
+
+def digest_many(tensors: Sequence[torch.Tensor]) -> int:
+    """One digest of a list's elements (each element's `digest`, in order, combined with wrapping arithmetic)."""
+    total = 0
+    for index, t in enumerate(tensors):
+        total = (total * 1_000_003 + digest(t) + index) % (1 << 64)
+    return total
