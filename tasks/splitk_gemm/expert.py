@@ -20,9 +20,12 @@ Design
 L1, algorithm: *more work units than SMs: split the K reduction as well as the columns.*
     A work unit is (column block, K range): ``BLOCK_N`` rows of ``w`` (output columns) over ``SPAN``
     consecutive ``k``, with the whole ``M`` in one row tile. ``SPLIT_K`` ranges per column block give
-    ``N / BLOCK_N * SPLIT_K`` units, 3-7 per SM at the registered shapes: several resident per SM (more
-    loads in flight) and a last wave that is a small fraction of the work. Each unit still reads its
-    part of ``w`` exactly once: the total traffic stays ``2 N K`` bytes.
+    ``N / BLOCK_N * SPLIT_K`` units; each unit still reads its part of ``w`` exactly once: the total
+    traffic stays ``2 N K`` bytes. Measured on the H200 (``H200_CONFIGS``), the registered shapes already have
+    112-256 column blocks of 64-128 columns, and every K split was 7-35% slower than none: with the swapped
+    tile and a deep pipeline one unit per SM pulls its share of the bandwidth, and the workspace round trip
+    and second launch cost more than the shorter tail wins. So the split is chosen per shape, and at the
+    registered shapes it is 1; it pays where the column blocks are too few (``config_for``'s fallback).
 
 L2, dataflow: *fp32 partials in a small workspace, reduced by a second pass that rounds once.*
     ``_splitk_partial_kernel`` writes each unit's fp32 sums to ``partials[split, m, n]``; a workspace of
@@ -68,11 +71,15 @@ class Config(NamedTuple):
     num_stages: int
 
 
-# (M, K, N) -> configuration on an H200 (132 SMs). Work units = N / block_n * split_k.
+# (M, K, N) -> configuration on an H200 (132 SMs). Work units = N / block_n * split_k. Measured with
+# scripts/gpu_sweep_splitk_gemm.py (2026-12-02, 50-90 candidates a shape): at these shapes the column blocks alone
+# give 224-256 units, and every split of K was slower (its fp32 workspace and second launch cost more than the
+# shorter tail wins back), so the fastest configurations do not split; split_k > 1 remains for shapes with fewer
+# column blocks (the fallback in config_for).
 H200_CONFIGS: dict[tuple[int, int, int], Config] = {
-    (16, 7168, 16384): Config(16, 128, 64, 2, 4, 5),  # 128 column blocks x 2 ranges = 256 units, 18 KB a stage
-    (64, 4096, 14336): Config(64, 64, 128, 2, 4, 4),  # 224 x 2 = 448 units, 32 KB a stage
-    (32, 8192, 28672): Config(32, 128, 64, 1, 8, 6),  # 224 units, no split: 20 KB a stage, 6 stages
+    (16, 7168, 16384): Config(16, 64, 128, 1, 4, 4),  # 256 column blocks: 64.8 us (split 2: 69.6 us)
+    (64, 4096, 14336): Config(64, 128, 128, 1, 8, 4),  # 112 column blocks, 8 warps: 39.8 us (split 2: 53.9 us)
+    (32, 8192, 28672): Config(32, 128, 64, 1, 8, 6),  # 224 column blocks, 6 stages: 123.7 us (split 4: 143.6 us)
 }
 INTERPRET_CONFIG = Config(16, 32, 32, 3, 4, 1)
 REDUCE_BLOCK = 1024  # outputs per program of the reduction
