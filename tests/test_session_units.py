@@ -360,3 +360,13 @@ def test_a_commit_the_workspace_lacks_is_a_workspace_error_naming_it(tmp_path: P
             workspace.read_bytes(missing, "solution.py")
         with pytest.raises(WorkspaceError, match="is not in the workspace"):
             workspace.commit_info(missing)
+
+
+def test_a_deleted_workspace_reports_its_problem_instead_of_raising(tmp_path: Path) -> None:
+    """The runner asks `problem()` after a failed commit; with the folder gone, git cannot even start there
+    (GitCommandNotFound, not GitCommandError): the answer must be a reason, so the run ends cleanly."""
+    workspace = Workspace.create(tmp_path / "ws", {"a.txt": "x\n"}, "someone", "first")
+    assert workspace.problem() is None
+    shutil.rmtree(workspace.path)
+    problem = workspace.problem()
+    assert problem is not None and "gone" in problem

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git import Commit, Repo
-from git.exc import BadName, BadObject, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from git.exc import BadName, BadObject, GitCommandError, GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathError
 
 from workbench.errors import SessionError
 from workbench.session.secrets import find_secret
@@ -143,10 +143,14 @@ class Workspace:
     def problem(self) -> str | None:
         """None when the repository works (HEAD resolves), else what git says is wrong."""
         with self._lock:
+            if not Path(self.repo.working_dir).is_dir():  # git cannot even start there (the folder was deleted)
+                return f"the workspace {self.repo.working_dir} is gone"
             try:
                 self.repo.git.rev_parse("--verify", "HEAD")
             except GitCommandError as exc:
                 return (exc.stderr or str(exc)).strip().splitlines()[-1][:200]
+            except GitCommandNotFound as exc:  # deleted between the check above and git's start
+                return f"git could not start in the workspace: {exc}"[:200]
             return None
 
     def head(self) -> str | None:
