@@ -19,11 +19,11 @@ from pooled_evaluate import evaluate
 from tests.redteam.test_redteam import build
 from workbench.catalog import Catalog
 from workbench.catalog.loader import load_task
-from workbench.catalog.task import TensorArg
+from workbench.catalog.task import ScalarArg, TensorArg
 from workbench.harness.checker.correctness import trial_seed
 from workbench.harness.protocol.task_files import import_file
 from workbench.harness.solution.host import Host
-from workbench.harness.solution.transport import Channel, digest
+from workbench.harness.solution.transport import Channel, digest, digest_many
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = sorted(p.name for p in (REPO / "tasks").iterdir() if (p / "task.toml").exists())
@@ -55,6 +55,15 @@ def checker() -> Iterator[Checker]:
     c.close()
 
 
+def _digest(value: Any) -> int:
+    return digest_many(value) if isinstance(value, list) else digest(value)
+
+
+def _parts(value: Any) -> list[torch.Tensor]:
+    """A tensor input's tensors: itself, or a list's elements."""
+    return list(value) if isinstance(value, list) else [value]
+
+
 class Case:
     """A task's smoke workload, its input names and its make_inputs as the checker imports it."""
 
@@ -63,8 +72,8 @@ class Case:
         self.make_inputs = import_file(self.task.file("inputs.py"), f"_inputs_{task_id}").make_inputs
         self.workload = self.task.spec.smoke_workloads[workload]
         inputs = self.task.spec.signature.inputs
-        self.names = [a.name for a in inputs if isinstance(a, TensorArg)]
-        self.scalars = [a.name for a in inputs if not isinstance(a, TensorArg)]
+        self.names = [a.name for a in inputs if not isinstance(a, ScalarArg)]  # tensors and lists of them
+        self.scalars = [a.name for a in inputs if isinstance(a, ScalarArg)]
 
     def init(self, checker: Checker, with_source: bool = True) -> None:
         message: dict[str, Any] = {"op": "init", "solution": str(SOLUTION), "device": "cpu"}
@@ -81,11 +90,11 @@ class Case:
         """The slot's digests as the process reports them, and checked against its tensors here."""
         reply, _ = checker.ask({"op": "digests", "slot": 0, "names": self.names})
         assert reply["ok"] is True
-        assert reply["digests"] == [digest(checker.host.slots[0][n]) for n in self.names]
+        assert reply["digests"] == [_digest(checker.host.slots[0][n]) for n in self.names]
         return list(reply["digests"])
 
     def same(self, theirs: list[int], ours: dict[str, Any]) -> bool:
-        return theirs == [digest(ours[n]) for n in self.names]
+        return theirs == [_digest(ours[n]) for n in self.names]
 
 
 @pytest.mark.parametrize("task_id", TASKS)
@@ -97,16 +106,16 @@ def test_made_inputs_are_the_checkers_bit_for_bit(checker: Checker, task_id: str
     ours = case.make_inputs(case.workload.axes, seed, "cpu")
     assert case.same(case.theirs(checker), ours)
     slot = checker.host.slots[0]
-    assert all(torch.equal(slot[n], ours[n]) for n in case.names)
+    assert all(torch.equal(a, b) for n in case.names for a, b in zip(_parts(slot[n]), _parts(ours[n]), strict=True))
     assert all(slot[n] == ours[n] for n in case.scalars)  # scalars as make_inputs gave them
-    assert all(slot[n].is_contiguous() for n in case.names)  # as `put` stores them
+    assert all(t.is_contiguous() for n in case.names for t in _parts(slot[n]))  # as `put` stores them
     # and a later seed gives new values, written into the same buffers on refill
-    before = [slot[n].data_ptr() for n in case.names]
+    before = [t.data_ptr() for n in case.names for t in _parts(slot[n])]
     assert case.generate(checker, seed + 1, refill=True, timed=True)["ok"] is True
     theirs = case.theirs(checker)
     assert case.same(theirs, case.make_inputs(case.workload.axes, seed + 1, "cpu"))
     assert not case.same(theirs, ours)
-    assert [checker.host.slots[0][n].data_ptr() for n in case.names] == before
+    assert [t.data_ptr() for n in case.names for t in _parts(checker.host.slots[0][n])] == before
 
 
 def test_made_inputs_are_scaled_as_the_checker_scales_them(checker: Checker) -> None:

@@ -478,6 +478,7 @@ class WorkloadChecker:
                     raise TrialFailure("incorrect_numerical", f"output {name} (trial {trial}): {result.message}")
             for name in sorted(self.state_names):
                 result = compare(after[name], oracle_state[name], tol.rule_for(argument_of(name)))
+                self._record(result.max_abs_err, result.rel_err, result.bound)  # the worst compared value, state too
                 if not result.ok:
                     raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
         self.stats.trials += 1

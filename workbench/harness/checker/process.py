@@ -532,7 +532,9 @@ def time_library(
         if not callable(function):
             raise AttributeError(f"reference.py has no function {spec.function!r}")
         if spec.same_result:
-            disagreement = library_disagreement(function(**args[0]), reference_module.reference(**args[0]))
+            disagreement = library_disagreement(
+                _result_of(function, task, args[0]), _result_of(reference_module.reference, task, args[0])
+            )
             if disagreement is not None:
                 raise ValueError(disagreement)
         progress(f"{name}: timing the library baseline ({spec.call})")
@@ -565,14 +567,27 @@ def library_disagreement(got: object, want: object) -> str | None:
     return None
 
 
+def _result_of(function: Any, task: Task, inputs: dict[str, Any]) -> tuple[Any, ...]:
+    """What a call computes on its own copy of `inputs`' state: its returned outputs, then each state input as
+    the call left it (a list's elements one by one), for comparing two calls that update state in place."""
+    args = _args(task, inputs)
+    returned = function(**args)
+    outputs = () if returned is None else returned if isinstance(returned, tuple) else (returned,)
+    states: list[Any] = []
+    for arg in task.spec.signature.inputs:
+        if not isinstance(arg, ScalarArg) and arg.state and arg.name in args:
+            states += list(args[arg.name]) if isinstance(arg, TensorListArg) else [args[arg.name]]
+    return (*outputs, *states)
+
+
 def _args(task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
     """The reference's arguments for timing: the inputs, with copies of the state inputs it updates in place
     (the originals stay pristine: sampled timed calls of the solution are checked against them)."""
+    state = {a.name: a for a in task.spec.signature.inputs if not isinstance(a, ScalarArg) and a.state}
     args: dict[str, Any] = {}
-    for arg in task.spec.signature.inputs:
-        value = inputs[arg.name]
-        if isinstance(arg, ScalarArg) or not arg.state:
-            args[arg.name] = value
+    for name, value in inputs.items():
+        if name not in state:
+            args[name] = value
         else:
-            args[arg.name] = [t.clone() for t in value] if isinstance(arg, TensorListArg) else value.clone()
+            args[name] = [t.clone() for t in value] if isinstance(state[name], TensorListArg) else value.clone()
     return args

@@ -1,0 +1,135 @@
+"""Reference semantics for the ``fused_adamw`` task.
+
+One AdamW step (decoupled weight decay, Loshchilov & Hutter; PyTorch's ``torch.optim.AdamW``) over a list of
+parameter tensors with float32 master weights and states and bfloat16 gradients. Per element, with the
+hyper-parameters of the call (``step`` is the step this update makes, 1 for the first)::
+
+    p = p * (1 - lr * weight_decay)
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    p = p - (lr / (1 - beta1^step)) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+
+``p``, ``m`` (exp_avg) and ``v`` (exp_avg_sq) are updated in place; nothing is returned.
+
+``reference()`` is what ``torch.optim.AdamW(foreach=False, fused=False)`` runs (its single-tensor path), in
+eager PyTorch: a Python loop over the tensors, each tensor's update a handful of whole-tensor ops, vectorised
+per tensor. ``library()`` is PyTorch's fused AdamW kernel (``torch._fused_adamw_``, what
+``torch.optim.AdamW(fused=True)`` calls): it wants gradients of the parameters' dtype, so the bfloat16
+gradients are first upcast to float32 copies. ``exact()`` is the oracle: the same step in float64 from the
+same inputs, each state rounded once to float32 when written back.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def _check(
+    params: list[torch.Tensor], grads: list[torch.Tensor], exp_avg: list[torch.Tensor], exp_avg_sq: list[torch.Tensor], step: int
+) -> None:
+    """Raise ``ValueError`` unless the lists meet the contract."""
+    if not (len(params) == len(grads) == len(exp_avg) == len(exp_avg_sq)) or not params:
+        raise ValueError("params, grads, exp_avg and exp_avg_sq must be lists of the same (non-zero) length")
+    for i, (p, g, m, v) in enumerate(zip(params, grads, exp_avg, exp_avg_sq, strict=True)):
+        if not (p.shape == g.shape == m.shape == v.shape):
+            raise ValueError(f"tensor {i}: shapes differ: {tuple(p.shape)}, {tuple(g.shape)}, {tuple(m.shape)}, {tuple(v.shape)}")
+        if p.dtype != torch.float32 or m.dtype != torch.float32 or v.dtype != torch.float32 or g.dtype != torch.bfloat16:
+            raise ValueError(f"tensor {i}: params and states must be float32 and grads bfloat16")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(f"step must be an int >= 1 (the step this update makes), got {step!r}")
+
+
+def reference(
+    params: list[torch.Tensor],
+    grads: list[torch.Tensor],
+    exp_avg: list[torch.Tensor],
+    exp_avg_sq: list[torch.Tensor],
+    step: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+) -> None:
+    """``torch.optim.AdamW``'s single-tensor step in eager PyTorch (float32), updating the states in place.
+
+    Bytes moved per element by each op (float32 4, bfloat16 2; written in the roofline's reference_bytes):
+    ``g.float()`` 6, ``mul_`` 8, ``lerp_`` 12, ``mul_`` 8, ``addcmul_`` 16 (v and g twice in, v out),
+    ``sqrt`` 8, ``/`` 8, ``add_`` 8, ``addcdiv_`` 16: 90.
+    """
+    _check(params, grads, exp_avg, exp_avg_sq, step)
+    bias_correction1 = 1 - beta1**step
+    bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+    step_size = lr / bias_correction1
+    for p, g, m, v in zip(params, grads, exp_avg, exp_avg_sq, strict=True):
+        grad = g.float()
+        p.mul_(1 - lr * weight_decay)
+        m.lerp_(grad, 1 - beta1)
+        v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = (v.sqrt() / bias_correction2_sqrt).add_(eps)
+        p.addcdiv_(m, denom, value=-step_size)
+
+
+def library(
+    params: list[torch.Tensor],
+    grads: list[torch.Tensor],
+    exp_avg: list[torch.Tensor],
+    exp_avg_sq: list[torch.Tensor],
+    step: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+) -> None:
+    """The library call a practitioner has instead (task.toml ``[library]``): ``torch._fused_adamw_``, PyTorch's
+    multi-tensor fused AdamW (CUDA; a vectorised CPU kernel too). It takes one float32 step count per tensor
+    (the optimiser's state; one tensor shared here) and gradients of the parameters' dtype: the bfloat16
+    gradients are upcast to new float32 tensors first (6 more bytes per element, and 4 instead of 2 read by
+    the kernel). Updates the states in place."""
+    _check(params, grads, exp_avg, exp_avg_sq, step)
+    steps = [torch.full((), float(step), dtype=torch.float32, device=params[0].device)] * len(params)
+    torch._fused_adamw_(
+        params,
+        [g.float() for g in grads],
+        exp_avg,
+        exp_avg_sq,
+        [],
+        steps,
+        lr=lr,
+        beta1=beta1,
+        beta2=beta2,
+        weight_decay=weight_decay,
+        eps=eps,
+        amsgrad=False,
+        maximize=False,
+    )
+
+
+def exact(
+    params: list[torch.Tensor],
+    grads: list[torch.Tensor],
+    exp_avg: list[torch.Tensor],
+    exp_avg_sq: list[torch.Tensor],
+    step: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+) -> None:
+    """Float64 oracle: the step with every value in float64 (the hyper-parameters are Python floats), one tensor
+    at a time (float64 copies of the largest tensor only); each state is written back rounded once to float32."""
+    _check(params, grads, exp_avg, exp_avg_sq, step)
+    step_size = lr / (1 - beta1**step)
+    bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+    for p, g, m, v in zip(params, grads, exp_avg, exp_avg_sq, strict=True):
+        g64 = g.double()
+        m64 = beta1 * m.double() + (1 - beta1) * g64
+        v64 = beta2 * v.double() + (1 - beta2) * g64 * g64
+        p64 = p.double() * (1 - lr * weight_decay) - step_size * m64 / (v64.sqrt() / bias_correction2_sqrt + eps)
+        p.copy_(p64)
+        m.copy_(m64)
+        v.copy_(v64)
