@@ -162,8 +162,8 @@ def test_the_layouts_are_the_models_and_lists_they_claim() -> None:
     assert llama[1:-2] == layer * 32
     full = inputs.element_shapes({"LAYOUT": 2, "NT": 291, "HID": 4096})  # Llama-2-7B itself: 6.74 G parameters
     assert sum(math.prod(s) for s in full) == 6_738_415_616 and (11008, 4096) in full
-    gpt = inputs.element_shapes(axes["gpt_0p9b_113t"])
-    assert gpt[:2] == [(32768, 2560), (2048, 2560)] and gpt[-1] == (32768, 2560) and gpt.count((10240, 2560)) == 9
+    gpt = inputs.element_shapes(axes["gpt_0p5b_113t"])
+    assert gpt[:2] == [(32768, 1856), (2048, 1856)] and gpt[-1] == (32768, 1856) and gpt.count((7424, 1856)) == 9
     small = [math.prod(s) for s in inputs.element_shapes(axes["many_small_10000t"])]
     assert min(small) == 8 * 2048 and max(small) == 16 * 2048
     mixed = [math.prod(s) for s in inputs.element_shapes(axes["mixed_1000t"])]
