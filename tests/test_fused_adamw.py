@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 
+from tests.redteam.naive_cheats import assemble
 from workbench.catalog import Catalog
 from workbench.harness.checker.compare import compare
 from workbench.harness.protocol.task_files import import_file
@@ -23,8 +24,6 @@ inputs = import_file(TASK.file("inputs.py"), "_test_fused_adamw_inputs")
 expert = import_file(TASK.file("expert.py"), "_test_fused_adamw_expert")
 SOLUTIONS = REPO / "tests" / "solutions"
 naive = import_file(SOLUTIONS / "fused_adamw_naive.py", "_test_fused_adamw_naive")
-skip_small = import_file(SOLUTIONS / "fused_adamw_skip_small.py", "_test_fused_adamw_skip_small")
-no_bias_correction = import_file(SOLUTIONS / "fused_adamw_no_bias_correction.py", "_test_fused_adamw_no_bias_correction")
 
 STATES = ("params", "exp_avg", "exp_avg_sq")
 LISTS = ("params", "grads", "exp_avg", "exp_avg_sq")
@@ -353,9 +352,11 @@ def test_expert_and_naive_match_exact_in_process(interpreter_fixed: None) -> Non
 
 
 @pytest.mark.slow  # kernels under the interpreter, in process (~1 s on a 2-core CPU)
-@pytest.mark.parametrize("solution", [skip_small, no_bias_correction], ids=["skip_small", "no_bias_correction"])
-def test_red_team_solutions_fail_in_process(solution: Any, interpreter_fixed: None) -> None:
-    """The red-team files run (they are valid Triton) and fail the tolerance on the smoke workloads."""
+@pytest.mark.parametrize("cheat", ["skip_small", "no_bias_correction"])
+def test_red_team_solutions_fail_in_process(cheat: str, tmp_path: Path, interpreter_fixed: None) -> None:
+    """The red-team cheats (tests/redteam/fused_adamw_cheats/, on the naive solution) run and fail the
+    tolerance on the smoke workloads."""
+    solution = import_file(assemble(TASK.id, cheat, tmp_path), f"_test_fused_adamw_{cheat}")
     for seed, axes in enumerate(SMOKE.values(), start=30):
         made = inputs.make_inputs(axes, seed, "cpu")
         got = copy(made)

@@ -9,8 +9,12 @@
   Caught because each trial's inputs draw a new step and lr from the trial's seed (hidden from the solution):
   the second fresh trial's state is wrong by far.
 
-The wrong designs that are not list-specific (no bias correction, small tensors skipped, and the others of
-tests/test_fused_adamw.py) fail the tolerance in process there; the two above need the harness itself.
+In process (tests/test_fused_adamw.py, which also holds the other wrong designs as variants of a reference step):
+
+* ``skip_small``: tensors under 1024 elements never updated. Honest on the registered layouts (their smallest
+  tensors hold 1-4 K elements), caught on the smoke workloads, which hold tensors of 1-480 elements.
+* ``no_bias_correction``: the step without 1 - beta^step. Caught on every input: the inputs draw step where
+  beta2^step >= 0.01.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ TASK = Catalog(REPO / "tasks", REPO / "guidance").task("fused_adamw")
 
 
 def test_every_cheat_file_is_evaluated() -> None:
-    assert cheats_of(TASK.id) == {"flat_buffer", "stale_hyperparameters"}
+    assert cheats_of(TASK.id) == {"flat_buffer", "stale_hyperparameters", "skip_small", "no_bias_correction"}
 
 
 @pytest.mark.slow  # a whole evaluation (~5 s on an idle 2-core CPU)
