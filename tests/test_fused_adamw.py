@@ -29,8 +29,8 @@ STATES = ("params", "exp_avg", "exp_avg_sq")
 LISTS = ("params", "grads", "exp_avg", "exp_avg_sq")
 SCALARS = ("step", "lr", "beta1", "beta2", "eps", "weight_decay")
 SMOKE = {w.name: w.axes for w in TASK.spec.smoke_workloads}
-# A larger CPU layout beside the smoke ones: 40 mixed tensors of 16-65536 elements (0.9 M in all).
-MIXED_40 = {"LAYOUT": 4, "NT": 40, "HID": 16}
+# A larger CPU layout beside the smoke ones: 40 mixed tensors of 4-16384 elements (0.22 M in all).
+MIXED_40 = {"LAYOUT": 4, "NT": 40, "HID": 4}
 
 
 def copy(made: dict[str, Any]) -> dict[str, Any]:
@@ -260,7 +260,7 @@ def test_every_input_moves_the_result() -> None:
 def test_honest_float32_steps_pass_with_margin(axes: dict[str, int]) -> None:
     """The eager reference, the library call (CPU), and float32 scalars with float32 bias corrections (torch's
     fused CUDA kernel's way), on fresh and on x1e-3 inputs: under half the bound everywhere (about 0.12)."""
-    for seed in range(3):
+    for seed in range(2):
         made = inputs.make_inputs(axes, seed, "cpu")
         scaled = copy(made)
         for name in LISTS:
