@@ -99,7 +99,7 @@ def _tensors(value: Any) -> list[torch.Tensor]:
     """The tensors an input holds: itself, a list's elements, or none (a scalar)."""
     if isinstance(value, torch.Tensor):
         return [value]
-    return [t for t in value if isinstance(t, torch.Tensor)] if isinstance(value, list) else []
+    return [t for t in value if isinstance(t, torch.Tensor)] if isinstance(value, (list, tuple)) else []
 
 
 SMALL_POOL_BYTES = 1 << 20  # the caching allocator's small-block pool holds allocations up to this size
