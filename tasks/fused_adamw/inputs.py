@@ -16,7 +16,9 @@ Shapes, by ``LAYOUT`` (``NT`` tensors of width ``HID``; ``P`` must equal their t
 * 3, adapters: ``NT`` LoRA-like matrices in pairs ``[r, HID]`` and ``[HID, r]``, the rank ``r`` 8-16 (a fixed
   cycle), so every tensor holds 8-16 ``HID`` elements;
 * 4, mixed sizes: ``NT`` tensors of ``R`` rows of ``HID``, ``R`` spread log-uniformly over 1-4096 by a fixed
-  golden-ratio sequence (the first tensor has one row: a 1-D ``[HID]``, norm-like).
+  golden-ratio sequence; a tensor of one row is 1-D, alternately a norm weight ``[HID]`` (the first tensor) and
+  a gain or per-head vector of 1-64 elements (real parameter lists hold scalars and per-head vectors: a kernel
+  that skips small tensors fails on the registered list too, not only on the smoke lists).
 
 Values, per tensor (everything float32 from a ``torch.Generator`` on ``device``, the grads rounded to bfloat16
 once; the hyper-parameters and each tensor's gradient scale from a CPU generator, both seeded with ``seed``):
@@ -43,6 +45,7 @@ once; the hyper-parameters and each tensor's gradient scale from a CPU generator
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 
@@ -53,6 +56,7 @@ GPT_CONTEXT = 2048
 LLAMA_VOCAB = 32000
 ADAPTER_RANKS = (8, 13, 9, 14, 10, 15, 11, 16, 12)  # the rank of pair j is ADAPTER_RANKS[j % 9]
 MIXED_MAX_ROWS = 4096
+SMALL_MAX = 64  # the largest of the mixed layout's small 1-D tensors
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 EMBEDDING_SILENT_ROWS = 0.2  # the share of an embedding's rows whose token is absent from the batch
 
@@ -94,7 +98,13 @@ def _adapters(n_tensors: int, hid: int) -> Layout:
 
 def _mixed(n_tensors: int, hid: int) -> Layout:
     rows = [round(MIXED_MAX_ROWS ** ((i * GOLDEN) % 1.0)) for i in range(n_tensors)]
-    return [("norm", (hid,)) if r == 1 else ("matrix", (r, hid)) for r in rows]
+    # a one-row tensor is 1-D: a norm's weight [HID] (every other one), else a gain or per-head vector of
+    # 1-64 elements (a logit scale, a Mamba layer's A_log or D): real lists hold tensors that small
+    ones = itertools.count()
+    return [
+        ("matrix", (r, hid)) if r > 1 else ("norm", (hid,)) if next(ones) % 2 == 0 else ("bias", (1 + i % SMALL_MAX,))
+        for i, r in enumerate(rows)
+    ]
 
 
 LAYOUTS = {1: _gpt, 2: _llama, 3: _adapters, 4: _mixed}

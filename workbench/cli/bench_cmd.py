@@ -108,8 +108,8 @@ def bench_tasks(
 ) -> None:
     """Evaluate each task's expert.py on its registered workloads (GPU): latency, what the checker's own
     clock saw of one call (the wall-clock cross-check), the reference's latency, speedup, the library
-    baseline's latency and the speedup over it (tasks with a [library] call), achieved bandwidth or FLOP rate
-    and the fraction of each roofline floor, per workload.
+    baseline's latency and the speedup over it (tasks whose task.toml names a library call), achieved
+    bandwidth or FLOP rate and the fraction of each roofline floor, per workload.
 
     Exit code 0 when every expert passed, 1 otherwise."""
     import torch

@@ -1,0 +1,54 @@
+"""The solution host answers a request only once the request's own work is over, freeing included: work it
+left for after the reply would run while the checker's clock times the next request (a timed call), and the
+wall-clock cross-check would charge the harness's work to the solution."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, cast
+
+import torch
+
+from workbench.harness.solution.host import Host
+from workbench.harness.solution.transport import Channel, ChannelClosed
+
+
+class RecordingWire:
+    """A channel end that plays a list of requests and notes, at each reply, which request tensors are alive."""
+
+    def __init__(self, requests: list[tuple[dict[str, Any], int]]) -> None:
+        self.requests = requests  # (message, number of fresh tensors made for it)
+        self.made: list[weakref.ref[torch.Tensor]] = []
+        self.alive_at_reply: list[int] = []
+        self.replies: list[dict[str, Any]] = []
+
+    def recv(self, timeout: float | None = None, device: torch.device | str = "cpu") -> tuple[dict[str, Any], list[torch.Tensor]]:
+        if not self.requests:
+            raise ChannelClosed("no more requests")
+        message, count = self.requests.pop(0)
+        tensors = [torch.randn(64, 64) for _ in range(count)]
+        self.made = [weakref.ref(t) for t in tensors]
+        return message, tensors
+
+    def send(self, message: dict[str, Any], tensors: Any = ()) -> None:
+        self.replies.append(message)
+        self.alive_at_reply.append(sum(ref() is not None for ref in self.made))
+
+
+def test_a_refills_temporaries_are_freed_before_its_reply() -> None:
+    wire = RecordingWire(
+        [
+            ({"op": "put", "slot": 0, "names": ["a", "b"]}, 2),  # new tensors: the slot keeps them
+            ({"op": "put", "slot": 0, "names": ["a", "b"], "refill": True, "timed": True}, 2),  # values copied in
+        ]
+    )
+    Host(cast("Channel", wire)).serve()
+    assert [r["ok"] for r in wire.replies] == [True, True]
+    assert wire.alive_at_reply == [2, 0]  # the refill's received tensors were gone when it answered
+
+
+def test_a_malformed_request_is_still_answered() -> None:
+    wire = RecordingWire([({"op": "put", "slot": 0, "names": ["a"]}, 2), ({"op": "no_such_op"}, 0)])
+    Host(cast("Channel", wire)).serve()
+    assert [r["ok"] for r in wire.replies] == [False, False]
+    assert "bad request" in wire.replies[0]["message"] and "unknown request" in wire.replies[1]["message"]
