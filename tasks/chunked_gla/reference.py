@@ -14,6 +14,9 @@ does with ``output_final_state=True`` (the state a prefill hands to decoding).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 CHUNK: int = 64  # the reference's chunk length (the algebra is exact for any chunk length)
@@ -101,3 +104,25 @@ def steps(outputs: dict[str, torch.Tensor], inputs: dict[str, object]) -> dict[s
     if pad:
         o = torch.cat([o, o.new_zeros((B, H, pad, D))], dim=2)
     return {"o": o.reshape(-1, STEP_BLOCK, D), "final_state": outputs["final_state"]}
+
+
+def library(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, op: Callable[..., Any] | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The library call a practitioner has instead (task.toml ``[library]``): flash-linear-attention's
+    ``chunk_simple_gla`` (``fla-core``, Triton kernels, CUDA only). It takes ``[B, T, H, D]``: the inputs are
+    transposed into that layout and ``o`` back (copies a model keeping fla's layout would not make, counted in
+    its time). ``op`` replaces the fla call (tests: the same contract in float64 on the CPU)."""
+    _check(q, k, v, g)
+    if op is None:
+        from fla.ops.simple_gla import chunk_simple_gla as op  # noqa: PLC0415 (fla-core: on the GPU machine only)
+    D = q.shape[-1]
+    o, state = op(
+        q.transpose(1, 2).contiguous(),
+        k.transpose(1, 2).contiguous(),
+        v.transpose(1, 2).contiguous(),
+        g=g.transpose(1, 2).contiguous(),
+        scale=D**-0.5,
+        output_final_state=True,
+    )
+    return o.transpose(1, 2).to(torch.bfloat16).contiguous(), state.float().contiguous()

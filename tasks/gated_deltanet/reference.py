@@ -34,6 +34,9 @@ cumulative sum of ``g`` inside a chunk (``Gamma_t = exp(G_t)``)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 
@@ -158,3 +161,31 @@ def recurrent(
         state = state + k_t.unsqueeze(-1) * error.unsqueeze(-2)
         o[:, :, t] = (qn[:, :, t].unsqueeze(-1) * state).sum(-2)
     return o, state
+
+
+def library(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    op: Callable[..., Any] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The library call a practitioner has instead (task.toml ``[library]``): flash-linear-attention's
+    ``chunk_gated_delta_rule`` with ``use_qk_l2norm_in_kernel=True`` (``fla-core``, Triton kernels, CUDA only;
+    what Qwen3-Next's layer calls). It takes ``[B, T, H, D]``: the inputs are transposed into that layout and
+    ``o`` back (copies counted in its time). ``op`` replaces the fla call (tests: the same contract in float64)."""
+    _, _, _, D = _check(q, k, v, g, beta)
+    if op is None:
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule as op  # noqa: PLC0415 (fla-core: GPU machine only)
+    o, state = op(
+        q.transpose(1, 2).contiguous(),
+        k.transpose(1, 2).contiguous(),
+        v.transpose(1, 2).contiguous(),
+        g.transpose(1, 2).contiguous(),
+        beta.transpose(1, 2).contiguous(),
+        scale=D**-0.5,
+        output_final_state=True,
+        use_qk_l2norm_in_kernel=True,
+    )
+    return o.transpose(1, 2).to(torch.bfloat16).contiguous(), state.float().contiguous()

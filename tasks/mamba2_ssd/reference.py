@@ -28,6 +28,9 @@ the step-by-step recurrence in float64, for tests on tiny shapes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 
@@ -137,3 +140,34 @@ def scan(
         state = decay * state + (dtd[:, t, :, None] * xd[:, t])[..., None] * Bd[:, t, :, None, :]
         y[:, t] = (state @ Cd[:, t, :, :, None]).squeeze(-1) + Dd[:, None] * xd[:, t]
     return y, state
+
+
+def library(
+    x: torch.Tensor,
+    dt: torch.Tensor,
+    A: torch.Tensor,
+    Bm: torch.Tensor,
+    Cm: torch.Tensor,
+    D: torch.Tensor,
+    op: Callable[..., Any] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A library call that computes the SSD scan: flash-linear-attention's ``chunk_simple_gla`` (``fla-core``,
+    Triton kernels, CUDA only), the scalar-decay linear attention that SSD is (``q = C``, ``k = B``,
+    ``v = dt x``, log decay ``g = dt A``, scale 1), the groups of ``B`` and ``C`` expanded to the heads, then
+    ``D x`` added. Mamba's own ``mamba_chunk_scan_combined`` (``mamba-ssm``) needs CUDA extensions built at
+    install, which the GPU machine cannot do. ``op`` replaces the fla call (tests: the same contract in float64)."""
+    _, _, H, _, G, _ = _check(x, dt, A, Bm, Cm, D)
+    if op is None:
+        from fla.ops.simple_gla import chunk_simple_gla as op  # noqa: PLC0415 (fla-core: on the GPU machine only)
+    R = H // G
+    dtf = dt.float()
+    o, state = op(
+        Cm.repeat_interleave(R, dim=2),
+        Bm.repeat_interleave(R, dim=2),
+        (x.float() * dtf[..., None]).to(x.dtype),
+        g=dtf * A.float(),
+        scale=1.0,
+        output_final_state=True,
+    )
+    y = o.float() + D.float()[:, None] * x.float()
+    return y.to(torch.bfloat16).contiguous(), state.float().transpose(-1, -2).contiguous()
