@@ -115,7 +115,9 @@ def library(
     its time). ``op`` replaces the fla call (tests: the same contract in float64 on the CPU)."""
     _check(q, k, v, g)
     if op is None:
-        from fla.ops.simple_gla import chunk_simple_gla as op  # noqa: PLC0415 (fla-core: on the GPU machine only)
+        from fla.ops.simple_gla import chunk_simple_gla  # noqa: PLC0415 (fla-core: on the GPU machine only)
+
+        op = chunk_simple_gla
     D = q.shape[-1]
     o, state = op(
         q.transpose(1, 2).contiguous(),

@@ -177,7 +177,9 @@ def library(
     ``o`` back (copies counted in its time). ``op`` replaces the fla call (tests: the same contract in float64)."""
     _, _, _, D = _check(q, k, v, g, beta)
     if op is None:
-        from fla.ops.gated_delta_rule import chunk_gated_delta_rule as op  # noqa: PLC0415 (fla-core: GPU machine only)
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: PLC0415 (fla-core: GPU machine only)
+
+        op = chunk_gated_delta_rule
     o, state = op(
         q.transpose(1, 2).contiguous(),
         k.transpose(1, 2).contiguous(),

@@ -158,7 +158,9 @@ def library(
     install, which the GPU machine cannot do. ``op`` replaces the fla call (tests: the same contract in float64)."""
     _, _, H, _, G, _ = _check(x, dt, A, Bm, Cm, D)
     if op is None:
-        from fla.ops.simple_gla import chunk_simple_gla as op  # noqa: PLC0415 (fla-core: on the GPU machine only)
+        from fla.ops.simple_gla import chunk_simple_gla  # noqa: PLC0415 (fla-core: on the GPU machine only)
+
+        op = chunk_simple_gla
     R = H // G
     dtf = dt.float()
     o, state = op(
