@@ -14,6 +14,7 @@ import pytest
 from pooled_evaluate import evaluate
 
 from workbench.catalog import Catalog
+from workbench.harness.policy.checker import check_source
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
@@ -52,16 +53,22 @@ def test_roofline_states_both_floors(task_id: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("solution", ["expert", "naive"])
 @pytest.mark.parametrize("task_id", SUITE)
-def test_solution_passes_the_smoke_workloads_on_cpu(task_id: str, solution: str) -> None:
-    """The expert on every smoke workload; the naive solution (a test helper, checked in-process on several
-    shapes by tests/test_<task>.py) on the first only, which keeps the suite's time in bounds."""
+def test_the_expert_passes_every_smoke_workload_on_cpu(task_id: str) -> None:
+    """The expert through the real harness on every smoke workload. The naive solutions are test helpers,
+    checked in process on several shapes by tests/test_<task>.py and through the harness inside every
+    red-team case built on them (tests/redteam/), so they are not evaluated here again."""
     task = CATALOG.task(task_id)
     smoke = [w.name for w in task.spec.smoke_workloads]
-    path = task.file("expert.py") if solution == "expert" else SOLUTIONS / f"{task_id}_naive.py"
-    chosen = smoke if solution == "expert" else smoke[:1]
-    report = evaluate(task, path, "cpu", chosen)
+    report = evaluate(task, task.file("expert.py"), "cpu", smoke)
     assert report.status == "passed", report.message
-    assert [w.name for w in report.workloads] == chosen
+    assert [w.name for w in report.workloads] == smoke
     assert report.violations == []
+
+
+@pytest.mark.parametrize("task_id", SUITE)
+def test_the_naive_solution_and_the_template_pass_the_static_policy(task_id: str) -> None:
+    """What the harness's static policy says of the honest helpers, in milliseconds: nothing."""
+    assert check_source((SOLUTIONS / f"{task_id}_naive.py").read_text()) == []
+    assert check_source(CATALOG.task(task_id).file("template.py").read_text()) == []
+    assert check_source(CATALOG.task(task_id).file("expert.py").read_text()) == []
