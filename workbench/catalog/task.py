@@ -265,6 +265,34 @@ class Checks(_Strict):
     evidence: str = ""
 
 
+class Sampling(_Strict):
+    """Outputs that are random draws: checked by their distribution, never against the oracle's values.
+
+    `outputs` names the drawn outputs; `seed` the integer scalar input that seeds the call's randomness
+    (the same seed and inputs must give the same draws: set `checks.deterministic`). `intervals` names a
+    function of reference.py, `intervals(outputs, inputs) -> Tensor [R, 2]` (float64), that gives for each
+    of the call's R independent draws the interval [F(x-), F(x)] of the target distribution's CDF at the
+    drawn value x (the task picks the order of the values; a draw the distribution cannot produce has an
+    empty interval, and a ValueError says an output is malformed). The checker turns each draw into a
+    uniform with its own randomness inside that interval (a randomised probability integral transform:
+    exactly Uniform(0, 1), independent across draws, for a correct sampler) and pools them per workload
+    until it holds `min_draws` (`smoke_min_draws` on the CPU), calling with fresh inputs as needed, each
+    such call followed by one on the same inputs with another seed. Three tests then each hold at
+    `alpha` / 3: Kolmogorov-Smirnov on the pooled values (the marginal law) and on the circular distances
+    between disjoint random pairs of rows of one call (rows independent), and the count of rows that drew
+    the same value under two seeds against its Poisson-binomial law (the seed used; harness/checker/draws.py).
+    A draw outside the support fails at once.
+    """
+
+    outputs: list[Identifier] = Field(min_length=1)
+    seed: Identifier
+    intervals: Identifier = "draw_intervals"
+    min_draws: int = Field(default=4096, ge=64, le=1_000_000)
+    smoke_min_draws: int = Field(default=512, ge=64, le=1_000_000)
+    alpha: float = Field(default=1e-6, gt=0, le=0.01)
+    evidence: str = ""
+
+
 class Timing(_Strict):
     """How the registered workloads are timed: "auto" (CUDA events, or graph replay for calls shorter
     than timing.GRAPH_THRESHOLD_MS), "events" always, or "graph" always (a call that cannot be captured
@@ -334,6 +362,7 @@ class TaskSpec(_Strict):
     roofline: Roofline
     requirements: list[str] = Field(min_length=1)
     library: LibraryBaseline | None = None  # the second baseline, where a library call does the job
+    sampling: Sampling | None = None  # outputs that are random draws, checked by distribution
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -354,6 +383,8 @@ class TaskSpec(_Strict):
                         f"{where}.outputs names {unknown_rules}, which are neither outputs nor state inputs "
                         f"(compared values: {sorted(compared)})"
                     )
+        if self.sampling is not None:
+            self._check_sampling(self.sampling)
         names: set[str] = set()
         for group, workloads in (("workloads", self.workloads), ("smoke_workloads", self.smoke_workloads)):
             for workload in workloads:
@@ -371,6 +402,19 @@ class TaskSpec(_Strict):
                     if not expressions.evaluate(constraint, workload.axes, allow_compare=True):
                         raise ValueError(f"{group}: workload {workload.name!r} breaks {constraint!r}")
         return self
+
+    def _check_sampling(self, sampling: Sampling) -> None:
+        outputs = {o.name: o for o in self.signature.outputs}
+        unknown = sorted(set(sampling.outputs) - set(outputs))
+        if unknown:
+            raise ValueError(f"sampling.outputs names {unknown}, which are not outputs of run(...)")
+        seed = next((a for a in self.signature.inputs if a.name == sampling.seed), None)
+        if not isinstance(seed, ScalarArg) or seed.dtype != "int" or seed.value is not None or seed.axis is not None:
+            raise ValueError(f"sampling.seed must name a free integer scalar input, not {sampling.seed!r}")
+        if not self.checks.deterministic:
+            raise ValueError("a task with drawn outputs sets checks.deterministic: one seed, one set of draws")
+        if self.checks.input_scale:
+            raise ValueError("a task with drawn outputs sets checks.input_scale = 0 (scaled inputs change the law drawn)")
 
 
 class Task(BaseModel):

@@ -20,6 +20,7 @@ import torch
 
 from workbench.catalog.task import ScalarArg, Task, TensorArg, TensorListArg, Workload, argument_of, element_name
 from workbench.harness.checker.compare import compare
+from workbench.harness.checker.draws import DrawPool, DrawsInvalid, generator_for
 from workbench.harness.checker.remote import CallReply, RemoteSolution, SolutionFailure
 from workbench.harness.protocol.replies import OutputDescription
 from workbench.harness.protocol.report import Status, Violation
@@ -115,6 +116,11 @@ class WorkloadChecker:
         self.scalar_names = [a.name for a in self.spec.signature.inputs if isinstance(a, ScalarArg)]
         self.seeded = seeded  # inputs may be made in the solution process from each trial's seed (`deliver`)
         self.confirmed: bool | None = None  # whether it made the first ones bit for bit as this process
+        # drawn outputs (task.toml [sampling]): their law is checked over the workload's pooled draws
+        self.sampling = self.spec.sampling
+        self.drawn = set(self.sampling.outputs) if self.sampling else set()
+        self.pool = DrawPool(secret, workload.name, ", ".join(sorted(self.drawn)))
+        self.last_draws: torch.Tensor | None = None  # the intervals of the last checked call's draws
 
     @contextlib.contextmanager
     def spent(self, activity: str) -> Iterator[None]:
@@ -402,15 +408,84 @@ class WorkloadChecker:
         outputs: list[torch.Tensor],
         after: dict[str, torch.Tensor],
         expected: Expected | None = None,
+        partner: torch.Tensor | None = None,
     ) -> None:
         """Check one call's fetched outputs and state inputs against the oracle on the pristine inputs
-        (`expected`: the oracle's values, when computed already)."""
+        (`expected`: the oracle's values, when computed already); drawn outputs go to the workload's pool
+        (`partner`: the intervals of the same inputs' draws under another seed)."""
+        if self.drawn:
+            names = [s.name for s in self.spec.signature.outputs]
+            self._check_draws(trial, inputs, {n: o for n, o in zip(names, outputs, strict=True) if n in self.drawn}, partner)
         self._compare_with_oracle(trial, inputs, outputs, after, expected or self.expected(inputs))
+
+    # -- drawn outputs ------------------------------------------------------------------------
+    def _check_draws(
+        self, trial: int, inputs: dict[str, Any], drawn: dict[str, torch.Tensor], partner: torch.Tensor | None
+    ) -> None:
+        """Pool one call's draws: the task's CDF interval of each, turned into a uniform by the checker."""
+        assert self.sampling is not None
+        fn = getattr(self.reference_module, self.sampling.intervals, None)
+        if not callable(fn):
+            raise TaskFault(f"the task's reference.py has no function {self.sampling.intervals!r} (sampling.intervals)")
+        with torch.no_grad(), self.spent("compare"):
+            try:
+                intervals = fn(dict(drawn), inputs)
+            except Exception as exc:  # the solution's draws made the task's code fail: charged to them, as for views
+                reason = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+                raise TrialFailure("incorrect_numerical", f"the draws are invalid (trial {trial}): {reason}") from None
+            if not isinstance(intervals, torch.Tensor) or intervals.dim() != 2 or intervals.shape[1] != 2:
+                raise TaskFault(f"the task's {self.sampling.intervals}(...) must return a [draws, 2] tensor")
+            try:
+                self.last_draws = self.pool.add(intervals, partner)
+            except DrawsInvalid as exc:
+                raise TrialFailure("incorrect_numerical", f"output {self.pool.output} (trial {trial}): {exc}") from None
+
+    def check_reseeded(self, trial: int, inputs: dict[str, Any]) -> None:
+        """Call again on `trial`'s inputs with only the seed changed (a value from the checker's generator),
+        sent from here, and pool the draws paired with the previous call's: the seed must change them."""
+        assert self.sampling is not None
+        first = self.last_draws
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator_for(self.secret, self.workload.name, "seed", trial)))
+        reseeded = {**inputs, self.sampling.seed: seed}
+        self.send(0, reseeded)
+        expected: list[Expected] = []
+        self.call(0, meanwhile=lambda: expected.append(self.expected(reseeded)))
+        outputs, after = self.fetch()
+        self.verify(trial, reseeded, outputs, after, expected[0] if expected else None, partner=first)
+
+    def draw_enough(self, first_trial: int, smoke: bool, progress: Callable[[str], None]) -> None:
+        """Pairs of calls (fresh inputs, then the same with another seed) until the pool holds the draws the
+        task asks for, half of them paired across seeds; then the law is tested."""
+        assert self.sampling is not None
+        needed = self.sampling.smoke_min_draws if smoke else self.sampling.min_draws
+        trial = first_trial
+        while self.pool.draws < needed or self.pool.paired < needed // 2:
+            if trial - first_trial >= MAX_DRAW_PAIRS:
+                raise TaskFault(
+                    f"{MAX_DRAW_PAIRS} pairs of calls gave {self.pool.draws} draws, short of the {needed} the task asks"
+                )
+            progress(f"{self.workload.name}: drawing ({self.pool.draws} of {needed} draws pooled)")
+            inputs = self.fresh_inputs(trial)
+            self.check_call(trial, inputs)
+            self.check_reseeded(trial, inputs)
+            trial += 1
+        self.check_law()
+
+    def check_law(self) -> None:
+        """The pooled draws against the target law (three Kolmogorov-Smirnov tests, draws.py)."""
+        if self.sampling is None:
+            return
+        with self.spent("compare"):
+            failure = self.pool.failure(self.sampling.alpha)
+        if failure:
+            raise TrialFailure("incorrect_numerical", failure)
 
     def expected(self, inputs: dict[str, Any]) -> Expected:
         """The oracle's outputs and state on `inputs`, and the reference's outputs where the tolerance bounds
-        the error relative to the reference's own."""
+        the error relative to the reference's own (nothing where every output is drawn and none is state)."""
         tol = self.task.tolerance_for(self.workload)
+        if self.drawn and not self.state_names and self.drawn == {s.name for s in self.spec.signature.outputs}:
+            return Expected([], {}, None)
         needs_reference = any(rule.reference_error_factor is not None for rule in [tol, *tol.outputs.values()])
         with torch.no_grad(), self.spent("oracle"):
             oracle, oracle_state = self._oracle_outputs(inputs, tol.oracle)
@@ -453,6 +528,14 @@ class WorkloadChecker:
         tol = self.task.tolerance_for(self.workload)
         names = [s.name for s in self.spec.signature.outputs]
         oracle, oracle_state, reference = expected.outputs, expected.state, expected.reference
+        if self.drawn:  # drawn outputs were pooled (verify): the rest is compared with the oracle's values
+            if not oracle:
+                self.stats.trials += 1
+                return
+            kept = [i for i, n in enumerate(names) if n not in self.drawn]
+            names, outputs = [names[i] for i in kept], [outputs[i] for i in kept]
+            oracle = [oracle[i] for i in kept]
+            reference = [reference[i] for i in kept] if reference is not None else None
         with torch.no_grad(), self.spent("compare"):
             # the oracle's views first: once they work, any failure of the views is the solution's outputs' doing
             want = self._compared_values(tol.views, dict(zip(names, oracle, strict=True)), inputs, solution=False)
@@ -550,6 +633,9 @@ class WorkloadChecker:
                 else:
                     detail = f"run({arg.name}={bad}) returned; {arg.name} must be {arg.value} (ValueError otherwise)"
                 raise TrialFailure("policy_violation", detail, [Violation(rule="contract", detail=detail)])
+
+
+MAX_DRAW_PAIRS = 200  # pairs of calls a workload may take to pool a task's min_draws
 
 
 class TaskFault(Exception):

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 
 CLOCKS = Clocks(perf_counter=time.perf_counter, event=torch.cuda.Event, synchronize=torch.cuda.synchronize)
 REFRESH_TRIAL = 1000  # trial number of the profiled re-check after timing
+DRAW_TRIALS = 2000  # trial numbers of the calls that pool draws for a sampling task's law (up to MAX_DRAW_PAIRS more)
 TIMING_SLOTS = (100, 101, 102)  # the solution process's slots for the rotated timing inputs
 TIMED_TRIALS = 10_000  # trial numbers of timed calls start above this (each call's inputs have a seed of their own)
 WARM_TRIALS = -1  # and those of warm-up calls after the first round count down from this: no range meets another
@@ -237,6 +238,9 @@ def _evaluate(
                     if scale:
                         progress(f"{name}: trial {trials_fresh + 2} (inputs scaled by {scale:g})")
                         checker.check_call(trials_fresh + 1, checker.scaled(trials_fresh + 1, scale), scale=scale)
+                if task.spec.sampling is not None:  # a sampler: enough draws pooled, then their law tested
+                    smoke = any(w.name == name for w in task.spec.smoke_workloads)
+                    checker.draw_enough(DRAW_TRIALS, smoke, progress)
                 checker.recheck_kept()
                 if name == request.workloads[0]:
                     checker.check_contract(trials_fresh + 2)
@@ -426,6 +430,7 @@ def time_workload(
         progress(f"{workload.name}: checking {len(sampler.reservoir)} sampled timed calls")
         for sample, trial in enumerate(sampler.reservoir):
             checker.verify(trial, checker.fresh_inputs(trial), *checker.fetch(sample=sample))
+        checker.check_law()  # the sampled calls' draws joined the pool
     null_ms = nulls[(workload.name, method)].at(latency.cover_ms)
     crossed = cross_check(
         latency.median_ms, sampler.walls[-latency.reps :], null_ms, sampler.hosts[-latency.reps :], latency.cover_ms
