@@ -33,7 +33,9 @@ def _check(draft_probs: torch.Tensor, target_probs: torch.Tensor, draft_ids: tor
         raise ValueError(f"draft_probs must be float32 [B, D, V], got {draft_probs.dtype} {tuple(draft_probs.shape)}")
     B, D, V = draft_probs.shape
     if target_probs.shape != (B, D + 1, V) or target_probs.dtype != torch.float32:
-        raise ValueError(f"target_probs must be float32 [{B}, {D + 1}, {V}], got {target_probs.dtype} {tuple(target_probs.shape)}")
+        raise ValueError(
+            f"target_probs must be float32 [{B}, {D + 1}, {V}], got {target_probs.dtype} {tuple(target_probs.shape)}"
+        )
     if draft_ids.shape != (B, D) or draft_ids.dtype != torch.int64:
         raise ValueError(f"draft_ids must be int64 [{B}, {D}], got {draft_ids.dtype} {tuple(draft_ids.shape)}")
     return B, D, V
@@ -76,7 +78,7 @@ def _outcome_masses(draft_probs: torch.Tensor, target_probs: torch.Tensor, draft
 def final_law(draft_probs: torch.Tensor, target_probs: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
     """The law of the final token of each row given n accepted drafts: the normalised residual at step n < D,
     the target's bonus distribution at n = D; float64 ``[B, V]``."""
-    B, D, V = draft_probs.shape
+    B, D, _ = draft_probs.shape
     rows = torch.arange(B, device=draft_probs.device)
     p = target_probs.double()[rows, n]
     q = torch.zeros_like(p)

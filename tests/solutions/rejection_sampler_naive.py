@@ -13,7 +13,7 @@ BLOCK = 512
 def _accept_kernel(draft_ptr, target_ptr, ids_ptr, n_ptr, D, V, seed):
     b = tl.program_id(0)
     n = D
-    for i in range(0, D):
+    for i in range(D):
         x = tl.load(ids_ptr + b * D + i)
         q = tl.load(draft_ptr + (b * D + i).to(tl.int64) * V + x)
         p = tl.load(target_ptr + (b * (D + 1) + i).to(tl.int64) * V + x)
@@ -39,7 +39,7 @@ def _final_kernel(draft_ptr, target_ptr, ids_ptr, n_ptr, out_ptr, B, D, V, seed,
         if tl.max(score, axis=0) > best:
             best_index = start + tl.argmax(score, axis=0, tie_break_left=True)
             best = tl.max(score, axis=0)
-    for i in range(0, D + 1):
+    for i in range(D + 1):
         if i < n:
             tl.store(out_ptr + b * (D + 1) + i, tl.load(ids_ptr + b * D + i))
         elif i == n:
