@@ -472,7 +472,7 @@ class WorkloadChecker:
         self.check_law()
 
     def check_law(self) -> None:
-        """The pooled draws against the target law (three Kolmogorov-Smirnov tests, draws.py)."""
+        """The pooled draws against the target law (two Kolmogorov-Smirnov tests and the repeats test, draws.py)."""
         if self.sampling is None:
             return
         with self.spent("compare"):
