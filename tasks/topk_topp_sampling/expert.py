@@ -1,24 +1,29 @@
-"""Expert solution for ``topk_topp_sampling``: threshold search instead of a sort, one program per row.
+"""Expert solution for ``topk_topp_sampling``: a radix select for top-k, a pivoted draw for top-p, no sort.
 
 The reference sorts every row of the vocabulary (151,936 floats) to find two cuts: the k-th largest logit
-(top-k) and the smallest logit whose larger neighbours hold less than p of the top-k mass (top-p). Neither
-cut needs the order of the whole row, only a value: the largest threshold t with
+(top-k) and the smallest logit whose larger neighbours hold less than p of the top-k mass (top-p). Neither cut
+needs the order of the whole row.
 
-    top-k:  count(logits >= t) >= k            top-p:  mass(logits >= t, top-k kept) >= p * Z
+Top-k is one value, the k-th largest logit: a radix select finds it exactly over an order-preserving 32-bit key
+of the logit, 8 bits per pass. A pass histograms (``tl.histogram``, 256 bins) the next byte of the keys that
+share the bytes already decided, and the byte at which the count from the top reaches k is kept. Four passes,
+each a few integer operations per logit.
 
-where Z is the top-k mass. Both are monotone in t, so each threshold is found digit by digit over the 32
-bits of an order-preserving integer key of the logit (a radix select): 4 bits per pass over the row, the 16
-candidate prefixes of a pass counted (or weighed) together, 8 passes per threshold. Every comparison is
-``>=`` on the keys, so equal logits are always kept or dropped together, the law the task defines, and the
-result does not depend on any ordering of ties.
+Top-p is never searched for. The token is drawn from the top-k law by the Gumbel-max trick (argmax of
+logit + G over the kept tokens, G = -log(-log U), U from Philox keyed by the call's seed), and then tested: it is
+in the nucleus exactly when the top-k mass of the logits strictly larger than it is below p * Z. If it is not,
+neither is any token at or below it, so the next draw is made among the logits strictly above it (the pivot
+rises) with fresh random numbers, until a draw passes. Conditioned on passing, the draw follows the top-k law
+restricted to the nucleus and renormalised: the law the task defines, with no threshold computed. The test of a
+draw and the next draw share one pass (the mass above the pivot and the new argmax over the same logits), and
+the first draw's pass also sums Z. Each draw lands in the nucleus with probability at least p, so a row takes
+one or two draw passes on average.
 
-The draw needs no normalised probabilities either: the Gumbel-max trick picks argmax(logit + G) over the kept
-tokens, G = -log(-log(U)) with U uniform from Philox (``tl.rand``) keyed by the call's seed and each token's
-position, which draws token i with probability exp(logit_i) / sum over the kept tokens. The argmax breaks
-ties towards the lowest index, so the same seed gives the same token.
+Equal logits are kept or dropped together at both cuts (every comparison is on keys), and the draw's argmax
+takes the lowest index among equal scores, so the same seed gives the same token.
 
-One program handles one row: 17 passes over its logits (8 + 8 + 1), no sort, no intermediate tensor in
-global memory; a row's 594 KB stay in L2 between passes while the programs in flight fit.
+One program handles one row: 4 radix passes (1 max pass when k = V) and 2-3 draw passes over its logits, no
+intermediate tensor in global memory.
 """
 
 from __future__ import annotations
@@ -27,106 +32,128 @@ import torch
 import triton
 import triton.language as tl
 
-BLOCK = 1024  # logits per step of a pass
-RADIX_BITS = 4  # key bits decided per pass: 16 candidate thresholds weighed together
-NUM_WARPS = 8
+BLOCK = 4096  # logits per step of a pass (four quarters of 1024 sharing one Philox call)
+DIGIT_BITS = 8  # key bits decided per radix pass: a 256-bin histogram
+NUM_WARPS = 16
+TINY = tl.constexpr(1e-30)  # floor on a uniform before its logs: -log(-log(0)) would be -inf, a lost draw
 
 
 @triton.jit
-def _ordered_key(x):
-    """An int32 key whose signed order is the order of the float32 values (-0.0 folded into +0.0)."""
-    bits = (x + 0.0).to(tl.int32, bitcast=True)
-    return tl.where(bits >= 0, bits, bits ^ 0x7FFFFFFF)
+def _key(x):
+    """A uint32 key whose unsigned order is the order of the float32 values (-0.0 folded into +0.0): negative
+    values have every bit flipped, the others only the sign bit."""
+    bits = (x + 0.0).to(tl.uint32, bitcast=True)
+    return tl.where((bits >> 31) == 1, ~bits, bits | 0x80000000)
 
 
 @triton.jit
-def _candidates(prefix, shift: tl.constexpr, RADIX_BITS: tl.constexpr):
-    """The 16 thresholds of a pass as int32 keys: `prefix` (an unsigned 32-bit key held in int64) with each
-    value of the next digit at `shift`."""
-    digits = tl.arange(0, 1 << RADIX_BITS).to(tl.int64)
-    unsigned = prefix + (digits << shift)
-    return (unsigned - 2147483648).to(tl.int32), digits
-
-
-@triton.jit
-def _topk_threshold(row_ptr, V, k, BLOCK: tl.constexpr, RADIX_BITS: tl.constexpr):
-    """The key of the k-th largest logit of the row (as an unsigned key in int64), and the row's max."""
+def _row_max(row_ptr, V, BLOCK: tl.constexpr):
+    """The largest logit of the row (when k = V there is no radix pass to find it in)."""
     cols = tl.arange(0, BLOCK)
-    prefix = tl.full((), 0, tl.int64)
-    row_max = tl.full((), float("-inf"), tl.float32)
-    for shift in tl.static_range(32 - RADIX_BITS, -1, -RADIX_BITS):
-        cand, digits = _candidates(prefix, shift, RADIX_BITS)
-        counts = tl.zeros((1 << RADIX_BITS,), tl.int32)
+    largest = tl.full((BLOCK,), float("-inf"), tl.float32)
+    for start in range(0, V, BLOCK):
+        offs = start + cols
+        largest = tl.maximum(largest, tl.load(row_ptr + offs, mask=offs < V, other=float("-inf")))
+    return tl.max(largest, axis=0)
+
+
+@triton.jit
+def _topk_cut(row_ptr, V, k, BLOCK: tl.constexpr, DIGIT_BITS: tl.constexpr):
+    """The key of the k-th largest logit of the row (a radix select, most significant byte first), and the row's
+    largest logit, found in the first pass."""
+    BINS: tl.constexpr = 1 << DIGIT_BITS
+    cols = tl.arange(0, BLOCK)
+    bins = tl.arange(0, BINS)
+    prefix = tl.full((), 0, tl.uint32)  # the bytes decided so far
+    higher = tl.full((), 0, tl.int32)  # logits whose key is above every key with this prefix
+    largest = tl.full((BLOCK,), float("-inf"), tl.float32)
+    for level in tl.static_range(32 // DIGIT_BITS):
+        shift = 32 - DIGIT_BITS * (level + 1)
+        hist = tl.zeros((BINS,), tl.int32)
         for start in range(0, V, BLOCK):
             offs = start + cols
             valid = offs < V
             x = tl.load(row_ptr + offs, mask=valid, other=float("-inf"))
-            if shift == 32 - RADIX_BITS:
-                row_max = tl.maximum(row_max, tl.max(x, axis=0))
-            key = _ordered_key(x)
-            hit = (key[:, None] >= cand[None, :]) & valid[:, None]
-            counts += tl.sum(hit.to(tl.int32), axis=0)
-        # counts fall as the digit grows; keep the largest digit that still leaves k logits at or above it
-        best = tl.max(tl.where(counts >= k, digits, 0), axis=0)
-        prefix = prefix + (best << shift)
-    return prefix, row_max
+            key = _key(x)
+            digit = ((key >> shift) & (BINS - 1)).to(tl.int32)
+            if level == 0:
+                largest = tl.maximum(largest, x)
+                hist += tl.histogram(digit, BINS, mask=valid)
+            else:
+                same_prefix = (key >> (shift + DIGIT_BITS)) == (prefix >> (shift + DIGIT_BITS))
+                hist += tl.histogram(digit, BINS, mask=valid & same_prefix)
+        # at_or_above[d]: logits with this prefix and byte >= d, plus every logit above the prefix. It falls as d
+        # grows and at_or_above[0] >= k (by induction), so the largest byte that still reaches k is the k-th's.
+        at_or_above = higher + tl.sum(hist, axis=0) - tl.cumsum(hist, axis=0) + hist
+        byte = tl.max(tl.where(at_or_above >= k, bins, 0), axis=0)
+        higher += tl.sum(tl.where(bins > byte, hist, 0), axis=0)
+        prefix = prefix | (byte.to(tl.uint32) << shift)
+    return prefix, tl.max(largest, axis=0)
 
 
 @triton.jit
-def _topp_threshold(row_ptr, V, p, kth, row_max, BLOCK: tl.constexpr, RADIX_BITS: tl.constexpr):
-    """The key of the smallest logit kept by top-p over the top-k tokens (keys >= `kth`), unsigned in int64."""
-    cols = tl.arange(0, BLOCK)
-    prefix = tl.full((), 0, tl.int64)
-    total = tl.full((), 0.0, tl.float32)
-    kth_key = (kth - 2147483648).to(tl.int32)
-    for shift in tl.static_range(32 - RADIX_BITS, -1, -RADIX_BITS):
-        cand, digits = _candidates(prefix, shift, RADIX_BITS)
-        cand = tl.maximum(cand, kth_key)  # only top-k tokens carry mass
-        mass = tl.zeros((1 << RADIX_BITS,), tl.float32)
-        for start in range(0, V, BLOCK):
-            offs = start + cols
+def _kept_draw(row_ptr, V, lo, row_max, philox_key, draw, BLOCK: tl.constexpr):
+    """Over the logits whose key is >= `lo`: their mass (sum of exp(x - row_max)) and a Gumbel-max draw among
+    them (the lowest index among equal scores). `draw` numbers the row's draws: each uses its own counters."""
+    QUARTER: tl.constexpr = BLOCK // 4
+    cols = tl.arange(0, QUARTER)
+    counters_per_draw = tl.cdiv(V, BLOCK) * QUARTER
+    mass = tl.zeros((QUARTER,), tl.float32)
+    best = tl.full((QUARTER,), float("-inf"), tl.float32)  # per lane: its best score and where
+    at = tl.zeros((QUARTER,), tl.int32)
+    for start in range(0, V, BLOCK):
+        counter = (draw.to(tl.int64) * counters_per_draw + start // 4 + cols).to(tl.uint32)
+        u0, u1, u2, u3 = tl.rand4x(philox_key, counter)  # one Philox call, four uniforms, one per quarter
+        for quarter in tl.static_range(4):
+            if quarter == 0:
+                u = u0
+            elif quarter == 1:
+                u = u1
+            elif quarter == 2:
+                u = u2
+            else:
+                u = u3
+            offs = start + quarter * QUARTER + cols
             valid = offs < V
             x = tl.load(row_ptr + offs, mask=valid, other=float("-inf"))
-            weight = tl.where(valid, tl.exp(x - row_max), 0.0)
-            key = _ordered_key(x)
-            mass += tl.sum(tl.where(key[:, None] >= cand[None, :], weight[:, None], 0.0), axis=0)
-        if shift == 32 - RADIX_BITS:
-            # the first pass's digit-0 candidate is kth itself: its mass is the top-k total Z, summed in the
-            # same order as every later candidate's (so p = 1 keeps exactly the top-k set)
-            total = tl.sum(tl.where(digits == 0, mass, 0.0), axis=0)
-        best = tl.max(tl.where(mass >= p * total, digits, 0), axis=0)
-        prefix = prefix + (best << shift)
-    return tl.maximum(prefix, kth)
+            kept = valid & (_key(x) >= lo)
+            mass += tl.where(kept, tl.exp(x - row_max), 0.0)
+            score = tl.where(kept, x - tl.log(-tl.log(tl.maximum(u, TINY))), float("-inf"))
+            better = score > best  # strictly: a lane keeps its earlier (lower) index on a tie
+            best = tl.where(better, score, best)
+            at = tl.where(better, offs, at)
+    top = tl.max(best, axis=0)
+    token = tl.min(tl.where(best == top, at, V), axis=0)  # the lowest index holding the best score
+    return tl.sum(mass, axis=0), token
 
 
 @triton.jit
 def _topk_topp_sample_kernel(
-    logits_ptr, top_k_ptr, top_p_ptr, out_ptr, V, stride_row, seed, BLOCK: tl.constexpr, RADIX_BITS: tl.constexpr
+    logits_ptr, top_k_ptr, top_p_ptr, out_ptr, V, stride_row, seed, BLOCK: tl.constexpr, DIGIT_BITS: tl.constexpr
 ):
     row = tl.program_id(0)
     row_ptr = logits_ptr + row.to(tl.int64) * stride_row
     k = tl.load(top_k_ptr + row)
     p = tl.load(top_p_ptr + row)
-    kth, row_max = _topk_threshold(row_ptr, V, k, BLOCK, RADIX_BITS)
-    cut = _topp_threshold(row_ptr, V, p, kth, row_max, BLOCK, RADIX_BITS)
-    cut_key = (cut - 2147483648).to(tl.int32)
-    # Gumbel-max over the kept tokens: one Philox uniform per (row, token), keyed by the call's seed
-    cols = tl.arange(0, BLOCK)
-    best_score = tl.full((), float("-inf"), tl.float32)
-    best_index = tl.full((), 0, tl.int32)
-    for start in range(0, V, BLOCK):
-        offs = start + cols
-        valid = offs < V
-        x = tl.load(row_ptr + offs, mask=valid, other=float("-inf"))
-        u = tl.rand(seed, row * V + offs)
-        gumbel = -tl.log(-tl.log(u))
-        score = tl.where(valid & (_ordered_key(x) >= cut_key), x + gumbel, float("-inf"))
-        block_best = tl.max(score, axis=0)
-        block_index = tl.argmax(score, axis=0, tie_break_left=True)
-        take = block_best > best_score  # strictly: an earlier block keeps a tie
-        best_index = tl.where(take, start + block_index, best_index)
-        best_score = tl.where(take, block_best, best_score)
-    tl.store(out_ptr + row, best_index.to(tl.int64))
+    # Philox key: the call's seed in the low word, the row in the high word (rows draw independent streams)
+    philox_key = seed.to(tl.int64) + (row.to(tl.int64) << 32)
+    if k < V:
+        kth, row_max = _topk_cut(row_ptr, V, k, BLOCK, DIGIT_BITS)
+    else:
+        kth = tl.full((), 0, tl.uint32)  # every key is >= 0: top-k keeps every token
+        row_max = _row_max(row_ptr, V, BLOCK)
+    # the first draw from the top-k law; its pass also sums the top-k mass Z
+    total, token = _kept_draw(row_ptr, V, kth, row_max, philox_key, tl.full((), 0, tl.int32), BLOCK)
+    accepted = (p >= 1.0).to(tl.int32)  # p = 1: the whole top-k set is the nucleus
+    draw = tl.full((), 1, tl.int32)
+    while accepted == 0:
+        # the logits strictly above the drawn one: their mass decides the draw, and the next draw is among them
+        pivot = _key(tl.load(row_ptr + token)) + 1
+        above, next_token = _kept_draw(row_ptr, V, pivot, row_max, philox_key, draw, BLOCK)
+        accepted = (above < p * total).to(tl.int32)
+        token = tl.where(accepted == 1, token, next_token)
+        draw += 1
+    tl.store(out_ptr + row, token.to(tl.int64))
 
 
 def run(logits: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, seed: int) -> torch.Tensor:
@@ -134,6 +161,6 @@ def run(logits: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, seed: in
     B, V = logits.shape
     tokens = torch.empty((B,), dtype=torch.int64, device=logits.device)
     _topk_topp_sample_kernel[(B,)](
-        logits, top_k, top_p, tokens, V, logits.stride(0), seed, BLOCK=BLOCK, RADIX_BITS=RADIX_BITS, num_warps=NUM_WARPS
+        logits, top_k, top_p, tokens, V, logits.stride(0), seed, BLOCK=BLOCK, DIGIT_BITS=DIGIT_BITS, num_warps=NUM_WARPS
     )
     return tokens
