@@ -105,3 +105,20 @@ def test_the_kernels_draw_the_law_deterministically_per_seed(name: str, interpre
     probs = reference.target_probs(made["logits"], made["top_k"], made["top_p"])
     assert bool((probs.gather(1, first.unsqueeze(1)) > 0).all())
     _draws_pass(module.run, made, pairs=2)
+
+
+@pytest.mark.slow  # 16 calls of the expert under the interpreter (~1 s each on a 2-core CPU)
+def test_the_expert_redraws_above_a_rejected_token_and_keeps_the_law(interpreter_fixed: None) -> None:
+    """Flat rows (logits ~ N(0, 0.7^2), rounded to bfloat16) with p near 0.3: the nucleus holds dozens of tokens
+    and about 30% of the top-k mass, so most rows reject their first draw (or several) and draw again above it.
+    The draws must stay in the nucleus and follow its law; half the rows also cut at k = 40."""
+    B, V = 16, 200
+    gen = torch.Generator().manual_seed(8)
+    logits = (torch.randn((B, V), generator=gen) * 0.7).to(torch.bfloat16).float()
+    top_k = torch.where(torch.arange(B) % 2 == 0, V, 40).to(torch.int32)
+    top_p = inputs.snap_top_p(logits, top_k, torch.full((B,), 0.3))
+    made: dict[str, object] = {"logits": logits, "top_k": top_k, "top_p": top_p}
+    kept = (reference.target_probs(logits, top_k, top_p) > 0).sum(dim=1)
+    assert int(kept.min()) >= 5  # a real nucleus: the first draw is rejected about 70% of the time
+    pool = _draws_pass(_module("expert").run, made, pairs=8)
+    assert pool.draws >= 256
