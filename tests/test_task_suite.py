@@ -64,6 +64,13 @@ def test_the_expert_passes_every_smoke_workload_on_cpu(task_id: str) -> None:
     assert report.status == "passed", report.message
     assert [w.name for w in report.workloads] == smoke
     assert report.violations == []
+    sampling = task.spec.sampling
+    for w in report.workloads:  # a sampler's report says how its law was tested, and nothing else is drawn
+        if sampling is None:
+            assert w.law_p is None and w.draws == 0
+        else:
+            assert w.law_level == sampling.alpha / 3 and w.law_p is not None and w.law_p >= w.law_level
+            assert w.draws >= sampling.smoke_min_draws and "law p" in w.law_text()
 
 
 @pytest.mark.parametrize("task_id", SUITE)

@@ -491,6 +491,8 @@ def correctness_text(revision: RevisionState, wanted: list[str], device: str) ->
         if w.rel_err is not None and w.error_bound is not None:
             relation = "<=" if w.rel_err <= w.error_bound else ">"
             err = f", error {w.rel_err:.3g} {relation} bound {w.error_bound:.3g}"
+        if w.law_text():
+            err += f", {w.law_text()}"
         trials = f", {w.trials} checked call(s)" if w.trials else ""
         lines.append(f"  {w.name}: {w.status}{err}{trials}" + (f": {w.message.strip()}" if w.message.strip() else ""))
     if report.violations:

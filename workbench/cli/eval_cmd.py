@@ -65,8 +65,10 @@ def report_table(report: EvalReport) -> Table:
         table.add_row(
             w.name,
             f"[{status_style(w.status)}]{w.status}[/]",
-            _fmt(w.rel_err, ".2e"),
-            _fmt(w.error_bound, ".2e"),  # the tolerance applied at the worst call (it depends on the shape)
+            # a sampler's drawn outputs have no error: the smallest p-value of the law's tests, and the level below
+            # which the law is rejected
+            f"p {w.law_p:.2g}" if w.law_p is not None and w.rel_err is None else _fmt(w.rel_err, ".2e"),
+            f"p >= {w.law_level:.1e}" if w.law_level is not None and w.rel_err is None else _fmt(w.error_bound, ".2e"),
             _fmt(w.latency_ms, ".4f"),
             _fmt(w.floor_fraction, ".0%"),  # the expert's floor over this latency
             _fmt(w.reference_ms, ".4f"),
@@ -86,6 +88,8 @@ def workload_line(result: WorkloadResult) -> str:
     parts = [f"{escape(result.name)}: [{status_style(result.status)}]{result.status}[/]"]
     if result.rel_err is not None:
         parts.append(f"rel err {result.rel_err:.2e}" + (f" (bound {result.error_bound:.2e})" if result.error_bound else ""))
+    if result.law_text():
+        parts.append(result.law_text())
     if result.latency_ms is not None:
         parts.append(f"{result.latency_ms:.4f} ms")
     if result.status != "passed" and result.message:

@@ -63,6 +63,8 @@ class TrialStats:
     max_abs_err: float | None = None  # None until a call's outputs were compared: not measured, not zero
     rel_err: float | None = None
     bound: float | None = None
+    draws: int = 0  # drawn outputs ([sampling]): the draws pooled when the law was last tested
+    law_p: float | None = None  # and the smallest p-value of its tests then
     launches: int = 0
     kernels: dict[str, int] = field(default_factory=dict)  # per kernel name, the most launches in one call
 
@@ -476,7 +478,10 @@ class WorkloadChecker:
         if self.sampling is None:
             return
         with self.spent("compare"):
+            tests = self.pool.tests()
             failure = self.pool.failure(self.sampling.alpha)
+        self.stats.draws = self.pool.draws
+        self.stats.law_p = min((t.p_value for t in tests), default=None)
         if failure:
             raise TrialFailure("incorrect_numerical", failure)
 

@@ -265,6 +265,7 @@ def _evaluate(
         result.max_abs_err = checker.stats.max_abs_err
         result.rel_err = checker.stats.rel_err
         result.error_bound = checker.stats.bound
+        record_law(checker, result)
         report.triton_launches += checker.stats.launches
         result.kernels = dict(sorted(checker.stats.kernels.items()))
         results.write(report, complete=False)
@@ -377,6 +378,14 @@ def calibrate_nulls(
     return found
 
 
+def record_law(checker: WorkloadChecker, result: WorkloadResult) -> None:
+    """A sampler's law as last tested: the draws pooled and the smallest p-value (nothing for other tasks)."""
+    if checker.sampling is not None and checker.stats.law_p is not None:
+        result.draws = checker.stats.draws
+        result.law_p = checker.stats.law_p
+        result.law_level = checker.sampling.alpha / 3
+
+
 def time_workload(
     task: Task,
     workload: Workload,
@@ -431,6 +440,7 @@ def time_workload(
         for sample, trial in enumerate(sampler.reservoir):
             checker.verify(trial, checker.fresh_inputs(trial), *checker.fetch(sample=sample))
         checker.check_law()  # the sampled calls' draws joined the pool
+        record_law(checker, result)
     null_ms = nulls[(workload.name, method)].at(latency.cover_ms)
     crossed = cross_check(
         latency.median_ms, sampler.walls[-latency.reps :], null_ms, sampler.hosts[-latency.reps :], latency.cover_ms

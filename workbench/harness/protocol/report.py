@@ -77,6 +77,11 @@ class WorkloadResult(BaseModel):
     max_abs_err: float | None = None
     rel_err: float | None = None  # worst per-matrix (or whole-tensor) relative error over the trials
     error_bound: float | None = None  # the tolerance bound at the worst trial
+    # drawn outputs (task.toml [sampling]): the draws pooled, the smallest p-value of the law's tests over them
+    # and the level below which a test rejects the law (alpha / 3); None where nothing is drawn
+    draws: int = 0
+    law_p: float | None = None
+    law_level: float | None = None
     latency: TimingStats | None = None
     reference: TimingStats | None = None
     library: TimingStats | None = None  # the task's library baseline (task.toml [library]), timed as the reference
@@ -100,6 +105,12 @@ class WorkloadResult(BaseModel):
     @property
     def latency_ms(self) -> float | None:
         return self.latency.median_ms if self.latency else None
+
+    def law_text(self) -> str:
+        """A sampler's verdict in words, e.g. "law p 0.23 over 4096 draws (rejected below 3.3e-07)"; "" otherwise."""
+        if self.law_p is None or self.law_level is None:
+            return ""
+        return f"law p {self.law_p:.2g} over {self.draws} draws (rejected below {self.law_level:.2g})"
 
     @property
     def reference_ms(self) -> float | None:
