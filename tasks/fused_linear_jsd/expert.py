@@ -215,7 +215,9 @@ def _matmul_kernel(
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
     pid_m, pid_n = _tile_coords(tl.program_id(0), num_m, num_n, GROUP_M)
-    acc, rm, rn = _gemm_tile(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, pid_m, pid_n, BLOCK_M, BLOCK_N, BLOCK_K)
+    acc, rm, rn = _gemm_tile(
+        a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, pid_m, pid_n, BLOCK_M, BLOCK_N, BLOCK_K
+    )
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     where = rm[:, None] * N + rn[None, :]
     if LOAD_ACC:  # the previous chunks' dWs, added in the epilogue: no separate accumulation pass
@@ -390,7 +392,9 @@ def _launch_matmul(
     )
 
 
-def _check(hs: torch.Tensor, Ws: torch.Tensor, ht: torch.Tensor, Wt: torch.Tensor, labels: torch.Tensor, beta: float, temperature: float) -> None:
+def _check(
+    hs: torch.Tensor, Ws: torch.Tensor, ht: torch.Tensor, Wt: torch.Tensor, labels: torch.Tensor, beta: float, temperature: float
+) -> None:
     """Raise ValueError unless the inputs meet the task's contract."""
     if hs.ndim != 2 or ht.shape != hs.shape or Ws.ndim != 2 or Wt.shape != Ws.shape or Ws.shape[1] != hs.shape[1]:
         raise ValueError("need hs, ht [BT, D] and Ws, Wt [V, D]")
