@@ -54,10 +54,11 @@ def _count_kernel(t_ptr, count_ptr, BT, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _row_kernel(z_ptr, t_ptr, count_ptr, row_loss_ptr, V, BLOCK: tl.constexpr):
-    """Row i of the float32 logits: lse, the loss term, and the row overwritten with its gradient."""
+def _row_kernel(z_ptr, t_ptr, count_ptr, row_loss_ptr, V, stride, BLOCK: tl.constexpr):
+    """Row i of the float32 logits (its V entries, rows `stride` apart): lse, the loss term, and the row
+    overwritten with its gradient."""
     row = tl.program_id(0)
-    line = z_ptr + row.to(tl.int64) * V
+    line = z_ptr + row.to(tl.int64) * stride
     m = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
     for v0 in range(0, V, BLOCK):
         v = v0 + tl.arange(0, BLOCK)
@@ -115,7 +116,7 @@ def count_kept(targets: torch.Tensor) -> torch.Tensor:
 def softmax_grad(z: torch.Tensor, targets: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
     """Turns z into the gradient G in place; returns the per-token loss terms."""
     row_loss = torch.empty((z.shape[0],), dtype=torch.float32, device=z.device)
-    _row_kernel[(z.shape[0],)](z, targets, count, row_loss, z.shape[1], BLOCK=ROW_BLOCK)
+    _row_kernel[(z.shape[0],)](z, targets, count, row_loss, z.shape[1], z.stride(0), BLOCK=ROW_BLOCK)
     return row_loss
 
 
