@@ -22,8 +22,9 @@ def _log_uniform(shape: tuple[int, ...], lo: float, hi: float, gen: torch.Genera
 
 
 def _labels(BT: int, V: int, gen: torch.Generator, device: torch.device) -> torch.Tensor:
-    """Token ids in [0, V), with each packed sequence's prompt prefix (2% to 12.5% of it) set to IGNORE_INDEX;
-    at least one token of the call stays valid."""
+    """Token ids in [0, V), with each packed sequence's prompt prefix (2% to 12.5% of it, at least one token)
+    set to IGNORE_INDEX; at least one token of the call stays valid where BT >= 2 SEQUENCES. From 8 tokens
+    per sequence on (every registered workload) at most 1/8 of the tokens are ignored."""
     labels = torch.randint(0, V, (BT,), generator=gen, device=device, dtype=torch.int64)
     bounds = [BT * s // SEQUENCES for s in range(SEQUENCES + 1)]
     fractions = 0.02 + (MAX_PROMPT_FRACTION - 0.02) * torch.rand((SEQUENCES,), generator=gen, device=device)
@@ -31,7 +32,7 @@ def _labels(BT: int, V: int, gen: torch.Generator, device: torch.device) -> torc
     ignored = torch.zeros((BT,), dtype=torch.bool, device=device)
     for s in range(SEQUENCES):
         start, end = bounds[s], bounds[s + 1]
-        prompt = torch.floor(fractions[s] * (end - start)).long()
+        prompt = torch.floor(fractions[s] * (end - start)).long().clamp_min(1)  # at least one token ignored
         ignored |= (position >= start) & (position < start + prompt)
     return torch.where(ignored, IGNORE_INDEX, labels)
 
@@ -64,8 +65,8 @@ def make_inputs(workload: Mapping[str, int], seed: int, device: str | torch.devi
     * ``ht`` (bfloat16 ``[BT, D]``): the teacher's hidden states, the student's generic part correlated 0.8
       with fresh noise, and the same candidate tokens with heights scaled by a factor uniform on [0.6, 1.4]
       (teacher and student agree on what is likely, not on how likely).
-    * ``labels`` (int64 ``[BT]``): ``SEQUENCES`` packed sequences whose prompt prefixes (2% to 12.5% of each)
-      are ``IGNORE_INDEX``; the other labels are the first candidate token.
+    * ``labels`` (int64 ``[BT]``): ``SEQUENCES`` packed sequences whose prompt prefixes (2% to 12.5% of each,
+      at least one token) are ``IGNORE_INDEX``; the other labels are the first candidate token.
     * ``beta``: 0, 1, 0.5 or uniform on [0.1, 0.9] (``_beta``); ``temperature``: log-uniform on [0.7, 2].
 
     Sampled in float32 with a ``torch.Generator`` on ``device`` (the two scalars on the CPU).

@@ -1,16 +1,18 @@
 """Honest, straightforward Triton solution for ``fused_linear_jsd``: the reference's dataflow in Triton.
 
 A tiled GEMM kernel writes both whole ``[BT, V]`` logit matrices in float32 (one program per tile,
-row-major tile order), a row kernel makes four passes over each token's two logit rows (maxima, sums of
-exponentials, the divergence and the Jacobian's correction term, then the gradient) and writes the whole
-``[BT, V]`` ``dz`` in bfloat16, and the same GEMM kernel (through strides) computes ``dhs = dz @ Ws`` and
-``dWs = dz.T @ hs``. Correct, but nothing is chunked (three ``BT x V`` buffers, 10 GB at the largest
-shape) and the logits make several round trips through memory. PyTorch is used only for ``torch.empty``.
+row-major tile order); three row kernels, one step each, pass over each token's two logit rows four times
+(maxima and sums of exponentials for the log-sum-exps, then the divergence and the Jacobian's row term, then
+the gradient) and write the whole ``[BT, V]`` ``dz`` in bfloat16; the same GEMM kernel (through strides)
+computes ``dhs = dz @ Ws`` and ``dWs = dz.T @ hs``. Correct, but nothing is chunked (three ``BT x V``
+buffers, 10 GB at the largest shape) and the logits make several round trips through memory. PyTorch is
+used only for ``torch.empty``.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Callable  # noqa: UP035  (the static policy allows typing, not collections.abc)
 
 import torch
 import triton
@@ -74,14 +76,62 @@ def _terms(zs, zt, lse_s, lse_t, beta, log_beta, log_1mb, MODE: tl.constexpr):
 
 
 @triton.jit
-def _row_kernel(
+def _load_block(zs_ptr, zt_ptr, where, ok):
+    """A block of a row of both logit matrices (0 where masked), and the mask."""
+    return ok, tl.load(zs_ptr + where, mask=ok, other=0.0), tl.load(zt_ptr + where, mask=ok, other=0.0)
+
+
+@triton.jit
+def _lse_kernel(zs_ptr, zt_ptr, lse_ptr, BT, V, BLOCK_V: tl.constexpr):
+    """lse[0, row] and lse[1, row]: the student's and the teacher's log-sum-exp of one row."""
+    row = tl.program_id(0).to(tl.int64)
+    tl.store(lse_ptr + row, _lse(zs_ptr + row * V, V, BLOCK_V))
+    tl.store(lse_ptr + BT + row, _lse(zt_ptr + row * V, V, BLOCK_V))
+
+
+@triton.jit
+def _sums_kernel(
     zs_ptr,
     zt_ptr,
+    lse_ptr,
     labels_ptr,
-    dz_ptr,
     loss_ptr,
+    kl_ptr,
+    BT,
     V,
+    beta,
+    log_beta,
+    log_1mb,
+    MODE: tl.constexpr,
+    BLOCK_V: tl.constexpr,
+):
+    """One token's divergence (0 when ignored) and its softmax-Jacobian row term sum_v q d."""
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK_V)
+    lse_s, lse_t = tl.load(lse_ptr + row), tl.load(lse_ptr + BT + row)
+    loss_acc = tl.zeros([BLOCK_V], dtype=tl.float32)
+    kl_acc = tl.zeros([BLOCK_V], dtype=tl.float32)
+    for v0 in range(0, V, BLOCK_V):
+        ok, zs, zt = _load_block(zs_ptr, zt_ptr, row * V + v0 + offs, v0 + offs < V)
+        loss, q, _, d = _terms(zs, zt, lse_s, lse_t, beta, log_beta, log_1mb, MODE)
+        loss_acc += tl.where(ok, loss, 0.0)
+        kl_acc += tl.where(ok, q * d, 0.0)
+    valid = tl.load(labels_ptr + row) != IGNORE
+    tl.store(loss_ptr + row, tl.where(valid, tl.sum(loss_acc, axis=0), 0.0))
+    tl.store(kl_ptr + row, tl.sum(kl_acc, axis=0))
+
+
+@triton.jit
+def _grad_kernel(
+    zs_ptr,
+    zt_ptr,
+    lse_ptr,
+    kl_ptr,
+    labels_ptr,
     n_valid_ptr,
+    dz_ptr,
+    BT,
+    V,
     beta,
     log_beta,
     log_1mb,
@@ -89,46 +139,16 @@ def _row_kernel(
     MODE: tl.constexpr,
     BLOCK_V: tl.constexpr,
 ):
-    """One token: its divergence (0 when ignored) and its bfloat16 row of dz = d loss / d z."""
+    """One token's bfloat16 row of dz = d loss / d z (zero when ignored)."""
     row = tl.program_id(0).to(tl.int64)
     offs = tl.arange(0, BLOCK_V)
-    zs_row = zs_ptr + row * V
-    zt_row = zt_ptr + row * V
+    lse_s, lse_t = tl.load(lse_ptr + row), tl.load(lse_ptr + BT + row)
+    kl = tl.load(kl_ptr + row)
     valid = tl.load(labels_ptr + row) != IGNORE
-    lse_s = _lse(zs_row, V, BLOCK_V)
-    lse_t = _lse(zt_row, V, BLOCK_V)
-    loss_acc = tl.zeros([BLOCK_V], dtype=tl.float32)
-    kl_acc = tl.zeros([BLOCK_V], dtype=tl.float32)
+    weight = tl.where(valid, inv_t / tl.load(n_valid_ptr).to(tl.float32), 0.0)
     for v0 in range(0, V, BLOCK_V):
-        ok = v0 + offs < V
-        loss, q, p, d = _terms(
-            tl.load(zs_row + v0 + offs, mask=ok, other=0.0),
-            tl.load(zt_row + v0 + offs, mask=ok, other=0.0),
-            lse_s,
-            lse_t,
-            beta,
-            log_beta,
-            log_1mb,
-            MODE,
-        )
-        loss_acc += tl.where(ok, loss, 0.0)
-        kl_acc += tl.where(ok, q * d, 0.0)
-    kl = tl.sum(kl_acc, axis=0)
-    n_valid = tl.sum(tl.load(n_valid_ptr + tl.arange(0, 1)), axis=0).to(tl.float32)
-    weight = tl.where(valid, inv_t / n_valid, 0.0)
-    tl.store(loss_ptr + row, tl.where(valid, tl.sum(loss_acc, axis=0), 0.0))
-    for v0 in range(0, V, BLOCK_V):
-        ok = v0 + offs < V
-        _, q, p, d = _terms(
-            tl.load(zs_row + v0 + offs, mask=ok, other=0.0),
-            tl.load(zt_row + v0 + offs, mask=ok, other=0.0),
-            lse_s,
-            lse_t,
-            beta,
-            log_beta,
-            log_1mb,
-            MODE,
-        )
+        ok, zs, zt = _load_block(zs_ptr, zt_ptr, row * V + v0 + offs, v0 + offs < V)
+        _, q, p, d = _terms(zs, zt, lse_s, lse_t, beta, log_beta, log_1mb, MODE)
         if MODE == 0:
             g = q - p
         elif MODE == 1:
@@ -175,10 +195,20 @@ def _matmul(
     )
 
 
-def run(
-    hs: torch.Tensor, Ws: torch.Tensor, ht: torch.Tensor, Wt: torch.Tensor, labels: torch.Tensor, beta: float, temperature: float
+def solve(
+    hs: torch.Tensor,
+    Ws: torch.Tensor,
+    ht: torch.Tensor,
+    Wt: torch.Tensor,
+    labels: torch.Tensor,
+    beta: float,
+    temperature: float,
+    logits_dtype: torch.dtype = torch.float32,
+    after: Callable[[str, torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(loss, dhs, dWs): the mean generalised JSD over the non-ignored tokens and its student gradients."""
+    """The whole computation, one kernel per step. ``logits_dtype`` is what the logits are stored in; ``after``,
+    if given, is called with each step's name and result ("lse", "kl") before the next step reads it (the red
+    team's hook: tests/redteam/fused_linear_jsd_cheats)."""
     if not 0.0 <= beta <= 1.0 or not (math.isfinite(temperature) and temperature > 0.0):
         raise ValueError("beta must lie in [0, 1] and temperature be positive")
     BT, D = hs.shape
@@ -187,16 +217,24 @@ def run(
     mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
     log_beta = math.log(beta) if mode == 2 else 0.0
     log_1mb = math.log1p(-beta) if mode == 2 else 0.0
-    zs = torch.empty((BT, V), dtype=torch.float32, device=dev)
-    zt = torch.empty((BT, V), dtype=torch.float32, device=dev)
+    zs = torch.empty((BT, V), dtype=logits_dtype, device=dev)
+    zt = torch.empty((BT, V), dtype=logits_dtype, device=dev)
     _matmul(hs, (D, 1), Ws, (1, D), zs, BT, V, D, 1.0 / temperature)  # Ws read as its transpose
     _matmul(ht, (D, 1), Wt, (1, D), zt, BT, V, D, 1.0 / temperature)
     n_valid = torch.empty((1,), dtype=torch.int32, device=dev)
     _count_kernel[(1,)](labels, n_valid, BT, BLOCK_T=1024)
-    dz = torch.empty((BT, V), dtype=torch.bfloat16, device=dev)
+    lse = torch.empty((2, BT), dtype=torch.float32, device=dev)
+    _lse_kernel[(BT,)](zs, zt, lse, BT, V, BLOCK_V=ROW_BLOCK)
+    if after is not None:
+        after("lse", lse)
     loss_rows = torch.empty((BT,), dtype=torch.float32, device=dev)
-    _row_kernel[(BT,)](
-        zs, zt, labels, dz, loss_rows, V, n_valid, beta, log_beta, log_1mb, 1.0 / temperature, MODE=mode, BLOCK_V=ROW_BLOCK
+    kl_rows = torch.empty((BT,), dtype=torch.float32, device=dev)
+    _sums_kernel[(BT,)](zs, zt, lse, labels, loss_rows, kl_rows, BT, V, beta, log_beta, log_1mb, MODE=mode, BLOCK_V=ROW_BLOCK)
+    if after is not None:
+        after("kl", kl_rows)
+    dz = torch.empty((BT, V), dtype=torch.bfloat16, device=dev)
+    _grad_kernel[(BT,)](
+        zs, zt, lse, kl_rows, labels, n_valid, dz, BT, V, beta, log_beta, log_1mb, 1.0 / temperature, MODE=mode, BLOCK_V=ROW_BLOCK
     )
     dhs = torch.empty((BT, D), dtype=torch.bfloat16, device=dev)
     dWs = torch.empty((V, D), dtype=torch.bfloat16, device=dev)
@@ -205,3 +243,16 @@ def run(
     loss = torch.empty((), dtype=torch.float32, device=dev)
     _mean_kernel[(1,)](loss_rows, n_valid, loss, BT, BLOCK_T=1024)
     return loss, dhs, dWs
+
+
+def run(
+    hs: torch.Tensor,
+    Ws: torch.Tensor,
+    ht: torch.Tensor,
+    Wt: torch.Tensor,
+    labels: torch.Tensor,
+    beta: float,
+    temperature: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss, dhs, dWs): the mean generalised JSD over the non-ignored tokens and its student gradients."""
+    return solve(hs, Ws, ht, Wt, labels, beta, temperature)
