@@ -27,19 +27,15 @@ def rel(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a.double() - b.double()).norm() / b.double().norm())
 
 
-def test_exact_matches_float64_autograd_with_chunks() -> None:
+def test_exact_matches_float64_autograd_with_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """exact() against autograd of F.cross_entropy in float64, with chunks of 3 rows (EXACT_CHUNK_ELEMENTS cut)."""
     d = inputs.make_inputs({"BT": 10, "D": 16, "V": 40}, seed=3, device="cpu")
     h = d["h"].double().requires_grad_(True)
     W = d["W"].double().requires_grad_(True)
     loss = F.cross_entropy(h @ W.mT, d["targets"], ignore_index=-100)
     loss.backward()
-    saved = reference.EXACT_CHUNK_ELEMENTS
-    reference.EXACT_CHUNK_ELEMENTS = 3 * 40
-    try:
-        e_loss, e_dh, e_dW = reference.exact(**d)
-    finally:
-        reference.EXACT_CHUNK_ELEMENTS = saved
+    monkeypatch.setattr(reference, "EXACT_CHUNK_ELEMENTS", 3 * 40)
+    e_loss, e_dh, e_dW = reference.exact(**d)
     assert h.grad is not None and W.grad is not None
     assert abs(float(e_loss) - float(loss.detach())) < 1e-12 and rel(e_dh, h.grad) < 1e-12 and rel(e_dW, W.grad) < 1e-12
     assert float(e_dh[d["targets"] == -100].abs().max()) == 0.0  # ignored rows: zero gradient
