@@ -8,6 +8,7 @@ from pathlib import Path
 
 from workbench.catalog.errors import CatalogError
 from workbench.catalog.guidance import Guidance, Rubric
+from workbench.catalog.imported import load_record
 from workbench.catalog.loader import load_guidance, load_rubric, load_task
 from workbench.catalog.task import Task
 
@@ -68,8 +69,8 @@ class Catalog:
         if not TASK_ID.fullmatch(task_id):
             raise CatalogError(self.guidance_dir, f"{task_id!r} is not a task id (letters, digits and _ only)")
         folder = self.guidance_dir / task_id
-        if not (folder / "guidance.toml").is_file():
-            return None
+        if not (folder / "guidance.toml").is_file() or load_record(self.tasks_dir / task_id) is not None:
+            return None  # an imported task never takes guidance, whatever the guidance folder holds under its id
         guidance = load_guidance(folder)
         if guidance.task != task_id:
             raise CatalogError(folder / "guidance.toml", f"expected {task_id!r}, got {guidance.task!r}", "task")

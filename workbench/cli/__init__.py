@@ -20,6 +20,7 @@ from workbench.cli.common import (
     user_errors,
 )
 from workbench.cli.eval_cmd import eval_cmd
+from workbench.cli.import_cmd import import_app
 from workbench.cli.judge_cmds import judge_app, review_cmd
 from workbench.cli.regrade_cmd import regrade_cmd
 from workbench.cli.report_cmd import report
@@ -46,7 +47,8 @@ app.command("report")(report)
 app.add_typer(judge_app, name="judge")
 app.command("review")(review_cmd)
 app.add_typer(campaign_app, name="campaign")
-reflow_help(app, tasks_app, bench_app, session_app, judge_app, campaign_app)
+app.add_typer(import_app, name="import")
+reflow_help(app, tasks_app, bench_app, session_app, judge_app, campaign_app, import_app)
 
 
 @app.callback(invoke_without_command=True)

@@ -1,0 +1,314 @@
+"""Import a pack: probe each problem in the sandbox, infer its task, write its folder, count what was skipped."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.catalog.errors import CatalogError
+from workbench.catalog.imported import RECORD_FILE, ImportRecord, record_toml
+from workbench.catalog.loader import load_task
+from workbench.harness.host.probe import ProbeProcess
+from workbench.harness.protocol.peer_source import free_sizes
+from workbench.harness.protocol.probe import SKIP_TEXT, ProbeRequest, ProbeResult
+from workbench.importer import analyze, render
+from workbench.importer.analyze import Unsupported
+from workbench.importer.infer import Inferred, Observed, infer
+from workbench.importer.packs import PeerProblem, repo_commit
+
+PACK_NAMES = {"kernelbench": "KernelBench", "gpumode": "GPU MODE reference-kernels"}
+KERNELBENCH_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2}  # KernelBench's per-precision atol = rtol
+CPU_BUDGET = 1 << 17  # elements of a smoke workload's inputs (and weights): the interpreter's scale
+SMOKE_TESTS = 2  # GPU MODE: test shapes kept as smoke workloads
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    into: Path
+    precision: str = "fp32"
+    atol: float | None = None
+    rtol: float | None = None
+    timeout_s: float = 120.0
+    budget: int = CPU_BUDGET
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One problem: imported as `task_id`, or skipped with a reason code and its detail."""
+
+    problem: str
+    task_id: str
+    imported: bool
+    reason: str | None
+    detail: str
+    seconds: float
+
+
+@dataclass
+class ImportSummary:
+    pack: str
+    into: Path
+    commit: str | None
+    sandbox: str = ""
+    outcomes: list[Outcome] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def imported(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.imported]
+
+    @property
+    def skipped(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.imported]
+
+    def reasons(self) -> Counter[str]:
+        return Counter(SKIP_TEXT.get(o.reason or "", o.reason or "") for o in self.skipped)
+
+
+Progress = Callable[[int, int, str, Outcome | None], None]
+
+
+def import_pack(
+    pack: str, root: Path, problems: list[PeerProblem], options: ImportOptions, progress: Progress | None = None
+) -> ImportSummary:
+    """Import every problem into `options.into`; `progress(index, total, name, outcome)` before and after each."""
+    started = time.perf_counter()
+    summary = ImportSummary(pack=pack, into=options.into, commit=repo_commit(root))
+    options.into.mkdir(parents=True, exist_ok=True)
+    with ProbeProcess(hidden=[options.into]) as probe:
+        for index, problem in enumerate(problems, 1):
+            if progress:
+                progress(index, len(problems), problem.name, None)
+            outcome = import_problem(problem, summary.commit, options, probe)
+            summary.outcomes.append(outcome)
+            if progress:
+                progress(index, len(problems), problem.name, outcome)
+        summary.sandbox = probe.sandbox_line
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def import_problem(problem: PeerProblem, commit: str | None, options: ImportOptions, probe: ProbeProcess) -> Outcome:
+    started = time.perf_counter()
+
+    def skipped(reason: str, detail: str) -> Outcome:
+        return Outcome(problem.name, problem.task_id, False, reason, detail, time.perf_counter() - started)
+
+    folder = options.into / problem.task_id
+    if folder.exists() and not (folder / RECORD_FILE).is_file():
+        return skipped("in_the_way", f"{folder} exists and is not an imported task; move it or import elsewhere")
+    if problem.problem is not None:
+        return skipped("does_not_load", problem.problem)
+    try:
+        request, context = _request(problem, options)
+        result = probe.probe(request)
+        if not result.ok:
+            return skipped(result.skip or "crashed", result.detail)
+        files = _task_files(problem, commit, options, result, context)
+    except Unsupported as exc:
+        return skipped(exc.reason, exc.detail)
+    _write(folder, files)
+    return Outcome(problem.name, problem.task_id, True, None, "", time.perf_counter() - started)
+
+
+def _request(problem: PeerProblem, options: ImportOptions) -> tuple[ProbeRequest, dict[str, Any]]:
+    common = {"sources": problem.sources, "main": problem.main, "budget": options.budget, "timeout_s": options.timeout_s}
+    if problem.pack == "kernelbench":
+        tree = analyze.parse(problem.sources["problem"], "problem.py")
+        sizes = analyze.builder_sizes(tree)
+        candidates = analyze.smoke_candidates(sizes)
+        scaled = sorted(candidates[0])
+        registered = {name: sizes[name] for name in scaled}
+        request = ProbeRequest(kind="kernelbench", registered=[registered], smoke_candidates=candidates,
+                               precision=options.precision, **common)  # type: ignore[arg-type]  # fmt: skip
+        return request, {"tree": tree, "registered": registered}
+    tree = analyze.parse(problem.sources["reference"], "reference.py")
+    tolerance = analyze.gpumode_tolerance(problem.sources)
+    benchmarks = analyze.gpumode_shapes(problem.manifest, "benchmarks")
+    tests = sorted(analyze.gpumode_shapes(problem.manifest, "tests"), key=analyze.elements_hint)
+    keys = set().union(*(set(s) for s in [*benchmarks, *tests]))
+    for key in keys:
+        values = {repr(s.get(key)) for s in [*benchmarks, *tests]}
+        kinds = {type(s.get(key)) for s in [*benchmarks, *tests]}
+        if kinds != {int} and len(values) > 1:
+            raise Unsupported("unsupported_inputs", f"the shape parameter {key!r} is not an integer and changes between shapes")
+    request = ProbeRequest(kind="gpumode", registered=benchmarks, smoke_candidates=tests, smoke_count=SMOKE_TESTS,
+                           **common)  # type: ignore[arg-type]  # fmt: skip
+    return request, {"tree": tree, "tolerance": tolerance, "benchmarks": benchmarks}
+
+
+def _workload_name(prefix: str, sizes: dict[str, Any], varying: list[str]) -> str:
+    text = "_".join(f"{k}{sizes[k]}" for k in varying if k in sizes)
+    return analyze.identifier(f"{prefix}_{text}" if text else prefix)[:60]
+
+
+def _task_files(
+    problem: PeerProblem, commit: str | None, options: ImportOptions, result: ProbeResult, context: dict[str, Any]
+) -> dict[str, str]:
+    pack = problem.pack
+    observations = [*result.registered, *result.smoke]
+    all_sizes = [o.sizes for o in observations]
+    if pack == "kernelbench":
+        all_sizes[0] = context["registered"]
+    keys = sorted(set().union(*all_sizes))
+    varying = [k for k in keys if len({repr(s.get(k)) for s in all_sizes}) > 1]
+    observed: list[Observed] = []
+    names: set[str] = set()
+    for index, (observation, sizes) in enumerate(zip(observations, all_sizes, strict=True)):
+        smoke = index >= len(result.registered)
+        prefix = ("smoke" if smoke else "peer") if pack == "kernelbench" else ("smoke" if smoke else "bench")
+        name = _workload_name(prefix, sizes, varying)
+        while name in names:
+            name += "_b"
+        names.add(name)
+        observed.append(Observed(name, smoke, {k: v for k, v in sizes.items() if type(v) is int}, observation))
+    if pack == "kernelbench":
+        arg_names = analyze.forward_names(context["tree"])
+    else:
+        arg_names = analyze.data_names(context["tree"])
+    inferred = infer(observed, arg_names, kind=pack, mutated=result.mutated_buffers, precision=options.precision)
+    spec = dict(inferred.runtime)
+    if pack == "gpumode":
+        first = result.registered[0]
+        fixed = {k: v for k, v in context["benchmarks"][0].items() if k not in varying}
+        spec = {"data": spec["inputs"], "single": first.single, "state": first.alias, "fixed": fixed,
+                "axis_params": varying, "size_args": spec["size_args"]}  # fmt: skip
+        atol, rtol, how = context["tolerance"]
+        tolerance = (atol, rtol, f"the peer's check_implementation ({how}: atol {atol:g}, rtol {rtol:g})")
+    else:
+        value = KERNELBENCH_TOLERANCE[options.precision]
+        tolerance = (value, value, f"KernelBench's tolerance for {options.precision} (torch.allclose, atol = rtol = {value:g})")
+    if options.atol is not None or options.rtol is not None:
+        tolerance = (
+            options.atol if options.atol is not None else tolerance[0],
+            options.rtol if options.rtol is not None else tolerance[1],
+            f"set at import (--atol/--rtol); the peer's: {tolerance[2]}",
+        )
+    header = render.Header(problem.task_id, _title(problem), PACK_NAMES[pack], problem.rel_path, commit)
+    category = f"kernelbench-level{problem.level}" if pack == "kernelbench" else "gpumode"
+    doc = _run_doc(pack, inferred, spec)
+    files = {
+        "task.toml": render.task_toml(header, category, inferred, tolerance, render.REQUIREMENTS),
+        "reference.py": render.reference_py(header, pack, problem.sources, spec, inferred),
+        "inputs.py": render.inputs_py(header, pack, problem.sources, spec),
+        "template.py": render.template_py(header, inferred, doc),
+        "description.md": _description(problem, header, inferred, doc, tolerance, observed),
+        RECORD_FILE: record_toml(
+            ImportRecord(pack=pack, source=problem.rel_path, problem=problem.name, commit=commit, level=problem.level,
+                         precision=options.precision if pack == "kernelbench" else None)  # fmt: skip
+        ),
+    }
+    _check(problem.task_id, files)
+    return files
+
+
+def _title(problem: PeerProblem) -> str:
+    if problem.pack == "kernelbench":
+        stem = Path(problem.name).stem
+        number, _, rest = stem.partition("_")
+        return f"KernelBench L{problem.level} #{number}: {rest.replace('_', ' ').strip()}"
+    return f"GPU MODE {problem.name}"
+
+
+def _run_doc(pack: str, inferred: Inferred, spec: dict[str, Any]) -> str:
+    args = ", ".join(str(e["name"]) for e in inferred.inputs)
+    if pack == "kernelbench":
+        inputs = ", ".join(spec["inputs"])
+        weights = "; ".join(f"``{name}`` is ``{path}``" for name, path in spec["params"].items())
+        text = f"Return what the problem's ``Model(*get_init_inputs()).forward({inputs})`` returns"
+        text += f" when the model's weights are the arguments ({weights})." if weights else "."
+    else:
+        data = ", ".join(spec["data"])
+        text = f"Do what the problem's ``ref_kernel(({data}{',' if len(spec['data']) == 1 else ''}))`` does"
+        state = spec["state"]
+        text += f": write the result into ``{spec['data'][state]}`` in place." if state is not None else ": return its result."
+    pinned = [f"``{e['name']}`` must be {e['value']!r} (raise ValueError otherwise)" for e in inferred.inputs if "value" in e]
+    sizes = [f"``{e['name']}`` carries the size {e['axis']}" for e in inferred.inputs if "axis" in e]
+    extra = "; ".join(pinned + sizes)
+    return f"run({args}): {text}" + (f" {extra}." if extra else "")
+
+
+def _description(
+    problem: PeerProblem,
+    header: render.Header,
+    inferred: Inferred,
+    doc: str,
+    tolerance: tuple[float, float, str],
+    observed: list[Observed],
+) -> str:
+    source = problem.sources[problem.main]
+    commit = f" at commit `{header.commit[:12]}`" if header.commit else ""
+    lines = [
+        f"# {header.title}",
+        "",
+        f"Imported from {header.pack_name}: `{header.rel_path}`{commit}, by `d2k-workbench import`. "
+        "**Imported, no guidance**: this task has no expert solution, guidance or rubric; only the unguided "
+        "configuration (`none`) runs on it.",
+        "",
+        "## What to implement",
+        "",
+        doc.replace("``", "`"),
+        "",
+    ]
+    if problem.pack == "kernelbench":
+        lines += [
+            "The model is constructed as KernelBench constructs it (training mode: batch norms use the batch's "
+            "statistics) and called without gradients. Its parameters, and the buffers its forward only reads, are "
+            "arguments of `run(...)`; buffers the forward updates (running statistics) stay inside the reference "
+            "and are not compared.",
+            "",
+        ]
+    atol, rtol, evidence = tolerance
+    lines += [
+        "## Correctness",
+        "",
+        f"Every output (or the buffer written in place) must satisfy |out - reference| <= {atol:g} + {rtol:g} * |reference| "
+        f"elementwise, with no NaN or Inf where the reference has none: {evidence}.",
+        "",
+        "## Workloads",
+        "",
+        "| name | kind | axes |",
+        "| --- | --- | --- |",
+    ]
+    for o in observed:
+        axes = next(a for n, a in [*inferred.workloads, *inferred.smoke_workloads] if n == o.name)
+        lines.append(f"| {o.name} | {'smoke (CPU)' if o.smoke else 'registered (GPU)'} | {' '.join(f'{k}={v}' for k, v in axes.items())} |")
+    lines += ["", f"## The problem's source (`{Path(header.rel_path).name if problem.pack == 'kernelbench' else 'reference.py'}`)", ""]
+    lines += ["```python", source.rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
+def _check(task_id: str, files: dict[str, str]) -> None:
+    """The files load as a task (the catalogue's own checks) before they are written where they belong."""
+    with tempfile.TemporaryDirectory(prefix="d2k-import-") as scratch:
+        folder = Path(scratch) / task_id
+        folder.mkdir()
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        try:
+            load_task(folder)
+        except CatalogError as exc:
+            raise Unsupported("unsupported_inputs", f"the inferred task does not validate: {exc.detail}") from None
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    """Replace the task's folder with the new files (an earlier import of the same problem included)."""
+    staging = folder.with_name(f".{folder.name}.importing")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name, text in files.items():
+        (staging / name).write_text(text, encoding="utf-8")
+    if folder.exists():
+        shutil.rmtree(folder)
+    staging.rename(folder)
+
+
+def free_sizes_of(source: str) -> dict[str, int]:
+    """The free sizes of a KernelBench problem's file (for tests and the docs)."""
+    return free_sizes(analyze.parse(source, "problem.py"))
