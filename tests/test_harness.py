@@ -241,7 +241,11 @@ def test_eval_json_shape_and_exit_code_for_a_failure() -> None:
         "reference_floor_fraction",
         "library_ms",
         "library_speedup",
+        "draws",
+        "law_p",
+        "law_level",
     }
+    assert data["workloads"][0]["law_p"] is None  # nothing drawn: a sampler's law tests only
 
 
 @pytest.mark.parametrize(

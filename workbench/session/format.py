@@ -209,6 +209,7 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
                         "speedup": w.speedup,
                         "floor_fraction": w.floor_fraction,
                         "rel_err": w.rel_err,
+                        "law_p": w.law_p,
                         "message": w.message,
                     }
                     for w in r.workloads

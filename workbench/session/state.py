@@ -73,6 +73,7 @@ class WorkloadState:
     rel_err: float | None
     message: str
     floor_fraction: float | None = None  # the expert's roofline floor over the latency
+    law_p: float | None = None  # a sampler's workload: the smallest p-value of its law's tests (no rel_err)
 
 
 @dataclass
@@ -117,7 +118,9 @@ class RevisionState:
         if self.report is None:
             return []
         return [
-            WorkloadState(w.name, w.status, w.latency_ms, w.reference_ms, w.speedup, w.rel_err, w.message, w.floor_fraction)
+            WorkloadState(
+                w.name, w.status, w.latency_ms, w.reference_ms, w.speedup, w.rel_err, w.message, w.floor_fraction, w.law_p
+            )
             for w in self.report.workloads
         ]
 

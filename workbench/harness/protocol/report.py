@@ -210,6 +210,9 @@ class EvalReport(BaseModel):
                     "reference_floor_fraction": w.reference_floor_fraction,
                     "library_ms": w.library_ms,
                     "library_speedup": w.library_speedup,
+                    "draws": w.draws,
+                    "law_p": w.law_p,
+                    "law_level": w.law_level,
                 }
                 for w in self.workloads
             ],
