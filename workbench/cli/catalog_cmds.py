@@ -11,6 +11,7 @@ from rich.table import Table
 from workbench.catalog import Catalog, Task, parse_config, render
 from workbench.catalog.describe import signature_table, split_at_workloads_table
 from workbench.catalog.guidance import LEVELS
+from workbench.catalog.imported import IMPORTED_LABEL, import_record
 from workbench.cli.common import GuidanceDir, TasksDir, catalog, fail, stderr, stdout, user_errors, write_stdout
 
 tasks_app = typer.Typer(help="List tasks, or show one task's specification.", no_args_is_help=False)
@@ -26,7 +27,8 @@ def catalogue_table(cat: Catalog) -> Table:
             table.add_row(entry.task_id, "-", f"[red]cannot be used: {escape(entry.problem or '')}[/]", "-", "-")
             continue
         levels = sorted({item.level for item in guidance.items}) if guidance else []
-        table.add_row(task.id, task.spec.category, task.spec.title, str(len(task.spec.workloads)), " ".join(levels) or "-")
+        shown = IMPORTED_LABEL if import_record(task) is not None else " ".join(levels) or "-"
+        table.add_row(task.id, task.spec.category, task.spec.title, str(len(task.spec.workloads)), shown)
     return table
 
 
@@ -76,6 +78,9 @@ def task_details(task: Task) -> list[object]:
         f"[bold]{spec.id}[/]: {spec.title}\ncategory: {spec.category}   timing: {spec.timing.mode}   "
         f"constraints: {constraints}\ncorrectness: {'; '.join(rules)}, against {oracle}; no NaN or Inf"
     )
+    record = import_record(task)
+    if record is not None:
+        header += f"\norigin: {escape(record.origin())} ({IMPORTED_LABEL}: only the configuration none runs on it)"
     requirements = Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in spec.requirements))
     if description is None:
         return [header, Markdown(task.description_text()), signature, workloads, requirements]

@@ -19,7 +19,7 @@ SCALE_FROM = 16  # free sizes below this (kernel sizes, strides, groups, dims) k
 FACTORS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
-class Unsupported(Exception):  # noqa: N818  (a verdict on the problem, reported as a skip)
+class Unsupported(Exception):
     """The problem's source asks for something the task format cannot express."""
 
     def __init__(self, reason: str, detail: str) -> None:
@@ -46,8 +46,7 @@ def forward_names(tree: ast.Module) -> list[str] | None:
     forward = _function(models[-1], "forward") if models else None
     if forward is None or forward.args.vararg is not None:
         return None
-    names = [a.arg for a in [*forward.args.posonlyargs, *forward.args.args]][1:]
-    return names
+    return [a.arg for a in [*forward.args.posonlyargs, *forward.args.args]][1:]
 
 
 def _loaded_names(node: ast.AST) -> set[str]:
@@ -165,8 +164,9 @@ def _keywords(call: ast.Call) -> dict[str, Any]:
 
 def gpumode_tolerance(sources: dict[str, str]) -> tuple[float, float, str]:
     """(atol, rtol, how it was read) of the problem's check_implementation: `make_match_reference(ref_kernel,
-    rtol=..., atol=...)` (defaults: the helper's own), an allclose-style helper called with rtol/atol, or an
-    exact comparison (0, 0). Anything else is a checker the task format cannot express."""
+    rtol=..., atol=...)` (defaults: the helper's own), a helper it calls with rtol/atol or one named for closeness
+    (`verbose_allclose`; defaults: the helper's own), or an exact comparison (a helper named for equality: 0, 0).
+    Anything else (a property check, say sortedness) is a checker the task format cannot express."""
     tree = parse(sources["reference"], "reference.py")
     helpers = [parse(text, f"{name}.py") for name, text in sources.items() if name != "reference"]
     for node in tree.body:
@@ -182,19 +182,19 @@ def gpumode_tolerance(sources: dict[str, str]) -> tuple[float, float, str]:
             raise Unsupported("unsupported_checker", "check_implementation is not made by make_match_reference")
         if isinstance(node, ast.FunctionDef) and node.name == "check_implementation":
             calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
-            for call in calls:
+            for call in calls:  # an allclose-style helper: called with a tolerance, or named for closeness
                 name = _call_name(call)
-                if "allequal" in name or name == "equal":
-                    return 0.0, 0.0, name
-            for call in calls:
-                name = _call_name(call)
-                if "allclose" in name:
+                if any(kw.arg in ("atol", "rtol") for kw in call.keywords) or "close" in name:
                     given = _keywords(call)
                     defaults = _defaults([tree, *helpers], name)
                     atol, rtol = given.get("atol", defaults.get("atol")), given.get("rtol", defaults.get("rtol"))
                     if atol is None or rtol is None:
                         raise Unsupported("unsupported_checker", f"{name}'s tolerance is not in the pack")
                     return float(atol), float(rtol), name
+            for call in calls:  # an exact comparison
+                name = _call_name(call)
+                if "equal" in name:
+                    return 0.0, 0.0, name
             raise Unsupported("unsupported_checker", "check_implementation compares in a way other than allclose or equality")
     raise Unsupported("not_a_problem", "reference.py defines no check_implementation")
 

@@ -31,9 +31,27 @@ ITEMSIZE = {
     "bool": 1,
 }
 RESERVED = {  # names run(...) and the generated reference(...) cannot take: they would shadow what the files use
-    "run", "torch", "triton", "tl", "min", "max", "ceil_div", "load", "device_of", "located_sizes", "kernelbench_forward",
-    "gpumode_reference", "problem", "args", "device", "sizes", "SPEC", "PEER_FILES", "workload", "seed",
-}  # fmt: skip
+    "run",
+    "torch",
+    "triton",
+    "tl",
+    "min",
+    "max",
+    "ceil_div",
+    "load",
+    "device_of",
+    "located_sizes",
+    "kernelbench_forward",
+    "gpumode_reference",
+    "problem",
+    "args",
+    "device",
+    "sizes",
+    "SPEC",
+    "PEER_FILES",
+    "workload",
+    "seed",
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,7 @@ class Observed:
     smoke: bool
     sizes: dict[str, int]
     observation: Observation
+    emit: bool = True  # False: a perturbation, which only tells apart sizes equal at every workload
 
 
 @dataclass
@@ -61,10 +80,10 @@ class _Names:
     def __init__(self) -> None:
         self.used: set[str] = set(RESERVED)
 
-    def take(self, wanted: str) -> str:
+    def take(self, wanted: str, avoid: set[str] | None = None) -> str:
         name = identifier(wanted)
         base, n = name, 2
-        while name in self.used:
+        while name in self.used or name in (avoid or set()):
             name, n = f"{base}_{n}", n + 1
         self.used.add(name)
         return name
@@ -107,7 +126,7 @@ class _Dims:
             if axis is None:
                 axis = next((a for a, v in self.derived.items() if v == values), None)
             if axis is None:
-                axis = self.names.take(f"{tensor}_d{d}")
+                axis = self.names.take(f"{tensor}_d{d}", avoid=set(self.varying))
                 self.derived[axis] = values
             self.used.add(axis)
             dims.append(axis)
@@ -133,11 +152,10 @@ def infer(
     if any(a.kind == "other" for a in first.args):
         bad = next(a.type_name for a in first.args if a.kind == "other")
         raise Unsupported("unsupported_inputs", f"an argument of type {bad} (run(...) takes tensors and numbers)")
-    sizes = sorted(set().union(*(o.sizes for o in observed)))
-    varying = [s for s in sizes if len({o.sizes.get(s) for o in observed}) > 1 and all(s in o.sizes for o in observed)]
+    emitted = [o for o in observed if o.emit]
+    sizes = sorted(set().union(*(o.sizes for o in emitted)))
+    varying = [s for s in sizes if len({o.sizes.get(s) for o in emitted}) > 1 and all(s in o.sizes for o in observed)]
     names = _Names()
-    for axis in varying:
-        names.used.add(axis)
     dims = _Dims(observed, varying, names)
     result = Inferred()
     if arg_names is None or len(arg_names) != len(first.args) or len(set(arg_names)) != len(arg_names):
@@ -155,7 +173,7 @@ def infer(
             shape = dims.of(name, infos)
             tensor_dims[name] = shape
             layout = "contiguous" if all(i.contiguous for i in infos) else "any"
-            entry = {"kind": "tensor", "name": name, "dtype": infos[0].dtype, "shape": shape, "layout": layout}
+            entry: dict[str, Any] = {"kind": "tensor", "name": name, "dtype": infos[0].dtype, "shape": shape, "layout": layout}
             if kind == "gpumode" and first.alias == index:
                 entry["state"] = True
                 entry["description"] = "The output buffer: the call writes its result here (in place)."
@@ -184,8 +202,16 @@ def infer(
         params[name] = path
         reads.append((shape, info.dtype))
         what = "buffer" if any(path == p for p, _ in first.buffers) else "parameter"
-        result.inputs.append({"kind": "tensor", "name": name, "dtype": info.dtype, "shape": shape, "layout": "contiguous",
-                              "description": f"The model's {what} {path}."})  # fmt: skip
+        result.inputs.append(
+            {
+                "kind": "tensor",
+                "name": name,
+                "dtype": info.dtype,
+                "shape": shape,
+                "layout": "contiguous",
+                "description": f"The model's {what} {path}.",
+            }
+        )
     out_names: list[str] = []
     if first.alias is None:
         base = "output" if kind == "gpumode" else "out"
@@ -203,18 +229,25 @@ def infer(
     size_args: dict[str, str] = {}
     for axis in varying:
         if axis not in dims.used or (kind == "kernelbench" and not _located(axis, tensor_dims)):
-            name = names.take(f"{axis}_size" if axis in arg_names else axis)
-            result.inputs.append({"kind": "scalar", "name": name, "dtype": "int", "axis": axis,
-                                  "description": f"The problem's size {axis}."})  # fmt: skip
+            name = names.take(f"{axis}_size" if axis in names.used else axis)
+            result.inputs.append(
+                {
+                    "kind": "scalar",
+                    "name": name,
+                    "dtype": "int",
+                    "axis": axis,
+                    "description": f"The problem's size or shape parameter {axis} (what its input builder is given).",
+                }
+            )
             size_args[name] = axis
             dims.used.add(axis)
     used = dims.used
     for group, smoke in ((result.workloads, False), (result.smoke_workloads, True)):
-        for position, o in enumerate(observed):
-            if o.smoke == smoke:
-                axes = {a: o.sizes[a] for a in varying if a in used}
+        for position, seen in enumerate(observed):
+            if seen.emit and seen.smoke == smoke:
+                axes = {a: seen.sizes[a] for a in varying if a in used}
                 axes |= {a: values[position] for a, values in dims.derived.items()}
-                group.append((o.name, axes))
+                group.append((seen.name, axes))
     result.result_bytes = _bytes(results) if results else "0"
     result.all_bytes = _bytes([*reads, *([] if first.alias is not None else results)])
     result.runtime = {
@@ -222,7 +255,7 @@ def infer(
         "inputs": arg_names,
         "params": params,
         "size_args": size_args,
-        "varying": [a for a in varying],
+        "varying": list(varying),
         "locate": {a: list(_located(a, tensor_dims) or ()) for a in varying if a not in size_args.values()},
         "outputs": out_names,
     }

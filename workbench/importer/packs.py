@@ -131,8 +131,18 @@ def kernelbench_problems(root: Path, level: int | None = None, pattern: str | No
                 sources, problem = {"problem": _read(path)}, None
             except PackError as exc:
                 sources, problem = {}, exc.message
-            found.append(PeerProblem(pack="kernelbench", name=name, rel_path=rel, task_id=task_id, level=number,
-                                     sources=sources, main="problem", problem=problem))  # fmt: skip
+            found.append(
+                PeerProblem(
+                    pack="kernelbench",
+                    name=name,
+                    rel_path=rel,
+                    task_id=task_id,
+                    level=number,
+                    sources=sources,
+                    main="problem",
+                    problem=problem,
+                )
+            )
     return found
 
 
@@ -180,6 +190,16 @@ def gpumode_problems(root: Path, pattern: str | None = None) -> list[PeerProblem
             manifest, sources, problem = {}, {}, f"task.yml: {exc}"
         except PackError as exc:
             manifest, sources, problem = {}, {}, exc.message
-        found.append(PeerProblem(pack="gpumode", name=name, rel_path=str(rel), task_id=task_id, sources=sources,
-                                 main="reference", manifest=manifest, problem=problem))  # fmt: skip
+        found.append(
+            PeerProblem(
+                pack="gpumode",
+                name=name,
+                rel_path=str(rel),
+                task_id=task_id,
+                sources=sources,
+                main="reference",
+                manifest=manifest,
+                problem=problem,
+            )
+        )
     return found

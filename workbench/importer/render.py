@@ -24,7 +24,8 @@ REQUIREMENTS = [
     "PyTorch only for interface glue: allocation, views and shape/stride handling; no torch math, no existing "
     "operator that does the work, no host synchronisation (no .item(), .tolist() or .cpu()).",
     "Every output derives from the current call's inputs: no caching or reuse of values derived from inputs across calls.",
-    "Each registered shape may use specialised kernels and configs, but tensor values are runtime data: they change on every call.",
+    "Each registered shape may use specialised kernels and configs, but tensor values are runtime data: they change "
+    "on every call.",
     "No CUDA streams, threads, processes, torch.compile, numpy, exec/eval, ctypes or inline C++.",
 ]
 
@@ -74,10 +75,26 @@ def task_toml(
         lines += ["[[signature.outputs]]", *(f"{k} = {toml_value(v)}" for k, v in entry.items()), ""]
     lines += ["[tolerance]", 'oracle = "reference"', f"atol = {toml_value(atol)}", f"rtol = {toml_value(rtol)}"]
     lines += [f"evidence = {toml_value(evidence)}", ""]
-    lines += ["[checks]", "fresh_trials = 2", "# the peers' problems were not written for inputs scaled by 1000 (exp, softmax and", "# deep stacks overflow): the scaled call is off", "input_scale = 0.0", "deterministic = false", ""]  # fmt: skip
+    lines += [
+        "[checks]",
+        "fresh_trials = 2",
+        "# the peers' problems were not written for inputs scaled by 1000 (exp, softmax and",
+        "# deep stacks overflow): the scaled call is off",
+        "input_scale = 0.0",
+        "deterministic = false",
+        "",
+    ]
     lines += ["[timing]", 'mode = "auto"', ""]
-    lines += ["[roofline]", "# The peer states no FLOP count: the floor is the result's bytes written once (any honest call", "# writes them); reference_bytes reads every input and writes every result once."]  # fmt: skip
-    lines += ['flops = "0"', f"bytes = {toml_value(inferred.result_bytes)}", f"reference_bytes = {toml_value(inferred.all_bytes)}"]
+    lines += [
+        "[roofline]",
+        "# The peer states no FLOP count: the floor is the result's bytes written once (any honest call",
+        "# writes them); reference_bytes reads every input and writes every result once.",
+    ]
+    lines += [
+        'flops = "0"',
+        f"bytes = {toml_value(inferred.result_bytes)}",
+        f"reference_bytes = {toml_value(inferred.all_bytes)}",
+    ]
     lines += ['flop_dtype = "float32"', ""]
     for group, workloads in (("workloads", inferred.workloads), ("smoke_workloads", inferred.smoke_workloads)):
         for name, axes in workloads:
@@ -142,7 +159,7 @@ def reference_py(header: Header, pack: str, sources: dict[str, str], spec: dict[
         )
     return (
         f'"""Reference of `{header.task_id}`: {header.pack_name}\'s `{header.rel_path}`.\n\n'
-        f"{GENERATED}\nreference(...) is {what}.\n\"\"\"\n\n"
+        f'{GENERATED}\nreference(...) is {what}.\n"""\n\n'
         "from __future__ import annotations\n\n"
         f"{_files_block(sources, spec)}\n\n"
         f"def reference({args}):  # noqa: ANN201\n{body}\n\n"
@@ -169,7 +186,7 @@ def inputs_py(header: Header, pack: str, sources: dict[str, str], spec: dict[str
         what = "generate_input(**shape, seed) of the problem's reference.py"
     return (
         f'"""Inputs of `{header.task_id}`: {what} ({header.pack_name}\'s `{header.rel_path}`),\n'
-        f"re-seeded from the harness's seed on every call.\n\n{GENERATED}\n\"\"\"\n\n"
+        f're-seeded from the harness\'s seed on every call.\n\n{GENERATED}\n"""\n\n'
         "from __future__ import annotations\n\n"
         f"{_files_block(sources, spec)}\n\n"
         "def make_inputs(workload, seed, device):  # noqa: ANN001, ANN201\n"
@@ -182,9 +199,11 @@ def template_py(header: Header, inferred: Inferred, doc: str) -> str:
     for entry in inferred.inputs:
         annotation = "torch.Tensor" if entry["kind"] == "tensor" else str(entry["dtype"])
         params.append(f"{entry['name']}: {annotation}")
-    returns = " -> None" if not inferred.outputs else (
-        " -> torch.Tensor" if len(inferred.outputs) == 1 else " -> tuple[torch.Tensor, ...]"
-    )  # fmt: skip
+    returns = (
+        " -> None"
+        if not inferred.outputs
+        else (" -> torch.Tensor" if len(inferred.outputs) == 1 else " -> tuple[torch.Tensor, ...]")
+    )
     doc_text = doc.replace('"""', "'''").replace("\\", "\\\\")
     return (
         f'"""Starting point for `{header.task_id}` (imported from {header.pack_name}): implement ``run`` with Triton."""\n\n'

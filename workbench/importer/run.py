@@ -125,8 +125,15 @@ def _request(problem: PeerProblem, options: ImportOptions) -> tuple[ProbeRequest
         candidates = analyze.smoke_candidates(sizes)
         scaled = sorted(candidates[0])
         registered = {name: sizes[name] for name in scaled}
-        request = ProbeRequest(kind="kernelbench", registered=[registered], smoke_candidates=candidates,
-                               precision=options.precision, **common)  # type: ignore[arg-type]  # fmt: skip
+        perturbations = [{**registered, name: max(1, value // 2)} for name, value in registered.items()]
+        request = ProbeRequest(
+            kind="kernelbench",
+            registered=[registered],
+            smoke_candidates=candidates,
+            perturbations=perturbations,
+            precision=options.precision,
+            **common,
+        )
         return request, {"tree": tree, "registered": registered}
     tree = analyze.parse(problem.sources["reference"], "reference.py")
     tolerance = analyze.gpumode_tolerance(problem.sources)
@@ -138,14 +145,23 @@ def _request(problem: PeerProblem, options: ImportOptions) -> tuple[ProbeRequest
         kinds = {type(s.get(key)) for s in [*benchmarks, *tests]}
         if kinds != {int} and len(values) > 1:
             raise Unsupported("unsupported_inputs", f"the shape parameter {key!r} is not an integer and changes between shapes")
-    request = ProbeRequest(kind="gpumode", registered=benchmarks, smoke_candidates=tests, smoke_count=SMOKE_TESTS,
-                           **common)  # type: ignore[arg-type]  # fmt: skip
+    perturbations = [{**tests[0], key: value * 2} for key, value in tests[0].items() if type(value) is int]
+    request = ProbeRequest(
+        kind="gpumode",
+        registered=benchmarks,
+        smoke_candidates=tests,
+        smoke_count=SMOKE_TESTS,
+        perturbations=perturbations,
+        **common,
+    )
     return request, {"tree": tree, "tolerance": tolerance, "benchmarks": benchmarks}
 
 
-def _workload_name(prefix: str, sizes: dict[str, Any], varying: list[str]) -> str:
+def _workload_name(prefix: str, sizes: dict[str, Any], varying: list[str], index: int) -> str:
+    """`bench_m128_n128_k128`, or `bench3` where the sizes would make a long name."""
     text = "_".join(f"{k}{sizes[k]}" for k in varying if k in sizes)
-    return analyze.identifier(f"{prefix}_{text}" if text else prefix)[:60]
+    name = analyze.identifier(f"{prefix}_{text}" if text else f"{prefix}{index}")
+    return name if len(name) <= 40 else f"{prefix}{index}"
 
 
 def _task_files(
@@ -162,12 +178,19 @@ def _task_files(
     names: set[str] = set()
     for index, (observation, sizes) in enumerate(zip(observations, all_sizes, strict=True)):
         smoke = index >= len(result.registered)
-        prefix = ("smoke" if smoke else "peer") if pack == "kernelbench" else ("smoke" if smoke else "bench")
-        name = _workload_name(prefix, sizes, varying)
+        if pack == "kernelbench":  # one registered workload (the problem's sizes) and one smoke workload
+            name = "smoke" if smoke else "peer"
+        else:
+            name = _workload_name("smoke" if smoke else "bench", sizes, varying, index)
         while name in names:
             name += "_b"
         names.add(name)
         observed.append(Observed(name, smoke, {k: v for k, v in sizes.items() if type(v) is int}, observation))
+    for extra in result.extra:
+        sizes = {k: v for k, v in extra.sizes.items() if type(v) is int}
+        if pack == "kernelbench":
+            sizes = {**context["registered"], **sizes}
+        observed.append(Observed("", False, sizes, extra, emit=False))
     if pack == "kernelbench":
         arg_names = analyze.forward_names(context["tree"])
     else:
@@ -177,8 +200,14 @@ def _task_files(
     if pack == "gpumode":
         first = result.registered[0]
         fixed = {k: v for k, v in context["benchmarks"][0].items() if k not in varying}
-        spec = {"data": spec["inputs"], "single": first.single, "state": first.alias, "fixed": fixed,
-                "axis_params": varying, "size_args": spec["size_args"]}  # fmt: skip
+        spec = {
+            "data": spec["inputs"],
+            "single": first.single,
+            "state": first.alias,
+            "fixed": fixed,
+            "axis_params": varying,
+            "size_args": spec["size_args"],
+        }
         atol, rtol, how = context["tolerance"]
         tolerance = (atol, rtol, f"the peer's check_implementation ({how}: atol {atol:g}, rtol {rtol:g})")
     else:
@@ -200,8 +229,14 @@ def _task_files(
         "template.py": render.template_py(header, inferred, doc),
         "description.md": _description(problem, header, inferred, doc, tolerance, observed),
         RECORD_FILE: record_toml(
-            ImportRecord(pack=pack, source=problem.rel_path, problem=problem.name, commit=commit, level=problem.level,
-                         precision=options.precision if pack == "kernelbench" else None)  # fmt: skip
+            ImportRecord(
+                pack=pack,
+                source=problem.rel_path,
+                problem=problem.name,
+                commit=commit,
+                level=problem.level,
+                precision=options.precision if pack == "kernelbench" else None,
+            )
         ),
     }
     _check(problem.task_id, files)
@@ -276,10 +311,16 @@ def _description(
         "| name | kind | axes |",
         "| --- | --- | --- |",
     ]
-    for o in observed:
+    for o in (o for o in observed if o.emit):
         axes = next(a for n, a in [*inferred.workloads, *inferred.smoke_workloads] if n == o.name)
-        lines.append(f"| {o.name} | {'smoke (CPU)' if o.smoke else 'registered (GPU)'} | {' '.join(f'{k}={v}' for k, v in axes.items())} |")
-    lines += ["", f"## The problem's source (`{Path(header.rel_path).name if problem.pack == 'kernelbench' else 'reference.py'}`)", ""]
+        lines.append(
+            f"| {o.name} | {'smoke (CPU)' if o.smoke else 'registered (GPU)'} | {' '.join(f'{k}={v}' for k, v in axes.items())} |"
+        )
+    lines += [
+        "",
+        f"## The problem's source (`{Path(header.rel_path).name if problem.pack == 'kernelbench' else 'reference.py'}`)",
+        "",
+    ]
     lines += ["```python", source.rstrip(), "```", ""]
     return "\n".join(lines)
 

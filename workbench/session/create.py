@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.catalog import Catalog, GuidanceConfig, Task, render
+from workbench.catalog.imported import IMPORTED_LABEL, import_record
 from workbench.errors import SessionError, UsageError
 from workbench.harness.host import sandbox
 from workbench.session.command_paths import command_paths
@@ -172,6 +173,8 @@ def create_session(
     if guidance != "none":
         shipped = catalog.guidance(task.id)
         if shipped is None:
+            if import_record(task) is not None:
+                raise UsageError(f"task {task.id} is imported ({IMPORTED_LABEL}): only --guidance none runs on it")
             raise UsageError(f"task {task.id} ships no guidance; use --guidance none")
         guidance_text = render(shipped, guidance)
     created = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)

@@ -11,6 +11,7 @@ the problem it was on, and the next problem gets a fresh process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import subprocess
@@ -127,10 +128,8 @@ class ProbeProcess:
             return
         if self.process.poll() is None:
             if self.process.stdin is not None:
-                try:
+                with contextlib.suppress(OSError):
                     self.process.stdin.close()
-                except OSError:
-                    pass
             try:
                 self.process.wait(timeout=5)
             except subprocess.TimeoutExpired:

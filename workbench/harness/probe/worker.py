@@ -51,7 +51,7 @@ DTYPE_NAMES = {
 }
 
 
-class Skip(Exception):  # noqa: N818  (a verdict, not an error of the worker)
+class Skip(Exception):
     """The problem cannot become a task: `reason` is one of protocol.probe.SkipReason."""
 
     def __init__(self, reason: str, detail: str) -> None:
@@ -191,8 +191,11 @@ def _kernelbench_checks(request: dict[str, Any], sizes: dict[str, int]) -> list[
         raise Skip("cpu_failure", f"building the inputs or the model failed: {_error_text(exc)}") from exc
     first = [*args, *rt.module_tensors(model).values()]
     if not same(first, [*again, *rt.module_tensors(model_again).values()]):
-        raise Skip("unseeded_generator", "the same seed gave other inputs or weights: the builder draws from a generator "
-                   "the harness does not seed (numpy, random, its own torch.Generator)")  # fmt: skip
+        raise Skip(
+            "unseeded_generator",
+            "the same seed gave other inputs or weights: the builder draws from a generator "
+            "the harness does not seed (numpy, random, its own torch.Generator)",
+        )
     tensors = [t for t in first if isinstance(t, torch.Tensor) and t.numel()]
     if tensors and same(first, [*other, *rt.module_tensors(model_other).values()]):
         raise Skip("seed_ignored", "other seeds gave the same inputs and weights: fresh secret inputs would not be fresh")
@@ -207,9 +210,23 @@ def _kernelbench_checks(request: dict[str, Any], sizes: dict[str, int]) -> list[
     except Exception as exc:
         raise Skip("cpu_failure", f"Model.forward failed on the CPU: {_error_text(exc)}") from exc
     if not same(outputs_of(one)[0], outputs_of(two)[0]):
-        raise Skip("random_or_stateful", "two calls on the same inputs differ: the forward draws random numbers or "
-                   "keeps state between calls (dropout, noise, counters)")  # fmt: skip
+        raise Skip(
+            "random_or_stateful",
+            "two calls on the same inputs differ: the forward draws random numbers or "
+            "keeps state between calls (dropout, noise, counters)",
+        )
     return [name for name, t in model.named_buffers() if not same(t, before[name])]
+
+
+def _perturbed(request: dict[str, Any], observe: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Shapes at each perturbation that runs (one that breaks the problem's own constraints says nothing)."""
+    found = []
+    for sizes in request.get("perturbations", []):
+        try:
+            found.append(observe(sizes))
+        except Exception:
+            continue
+    return found
 
 
 def probe_kernelbench(request: dict[str, Any]) -> dict[str, Any]:
@@ -225,8 +242,15 @@ def probe_kernelbench(request: dict[str, Any]) -> dict[str, Any]:
     fallback: tuple[dict[str, int], dict[str, Any]] | None = None
     for sizes in request["smoke_candidates"]:
         try:
-            shapes = _kernelbench_observe(request, sizes, "meta")
+            try:
+                shapes = _kernelbench_observe(request, sizes, "meta")
+            except Skip as skip:
+                if skip.reason != "cpu_failure":
+                    raise
+                shapes = _kernelbench_observe(request, sizes, "cpu")  # an op without a meta kernel
         except Skip as skip:
+            if skip.reason != "cpu_failure":
+                raise
             failure = skip
             continue
         if shapes["elements"] > budget:
@@ -241,11 +265,14 @@ def probe_kernelbench(request: dict[str, Any]) -> dict[str, Any]:
                 raise
             failure = skip
             continue
-        return {"registered": [registered], "smoke": [smoke], "mutated_buffers": mutated}
-    if fallback is not None:  # nothing fits the budget: the smallest that runs
-        mutated = _kernelbench_checks(request, fallback[0])
-        return {"registered": [registered], "smoke": [_kernelbench_observe(request, fallback[0], "cpu")], "mutated_buffers": mutated}
-    raise failure or Skip("cpu_failure", "no reduced sizes to try")
+        break
+    else:
+        if fallback is None:
+            raise failure or Skip("cpu_failure", "no reduced sizes to try")
+        mutated = _kernelbench_checks(request, fallback[0])  # nothing fits the budget: the smallest that runs
+        smoke = _kernelbench_observe(request, fallback[0], "cpu")
+    extra = _perturbed(request, lambda sizes: _kernelbench_observe(request, sizes, "meta"))
+    return {"registered": [registered], "smoke": [smoke], "extra": extra, "mutated_buffers": mutated}
 
 
 # ---- GPU MODE ----------------------------------------------------------------------------------------------
@@ -312,8 +339,11 @@ def _gpumode_checks(request: dict[str, Any], params: dict[str, Any]) -> None:
     except Exception as exc:
         raise Skip("cpu_failure", f"generate_input failed on the CPU: {_error_text(exc)}") from exc
     if not same(_flat(one)[0], _flat(again)[0]):
-        raise Skip("unseeded_generator", "the same seed gave other data: generate_input draws from a generator the "
-                   "harness does not seed (numpy, random, an unseeded torch.Generator)")  # fmt: skip
+        raise Skip(
+            "unseeded_generator",
+            "the same seed gave other data: generate_input draws from a generator the "
+            "harness does not seed (numpy, random, an unseeded torch.Generator)",
+        )
     values, single = _flat(one)
     if any(isinstance(v, torch.Tensor) and v.numel() for v in values) and same(values, _flat(other)[0]):
         raise Skip("seed_ignored", "other seeds gave the same data: fresh secret inputs would not be fresh")
@@ -338,7 +368,7 @@ def probe_gpumode(request: dict[str, Any]) -> dict[str, Any]:
             if skip.reason != "cpu_failure":
                 raise
             registered.append(_gpumode_observe(request, params, "cpu"))
-    smoke = []
+    smoke: list[dict[str, Any]] = []
     failure: Skip | None = None
     for params in request["smoke_candidates"]:
         if len(smoke) >= int(request["smoke_count"]):
@@ -356,7 +386,8 @@ def probe_gpumode(request: dict[str, Any]) -> dict[str, Any]:
         smoke.append(shapes)
     if not smoke:
         raise failure or Skip("cpu_failure", "no test shape within the CPU's element budget runs")
-    return {"registered": registered, "smoke": smoke, "mutated_buffers": []}
+    extra = _perturbed(request, lambda params: _gpumode_observe(request, params, "cpu"))
+    return {"registered": registered, "smoke": smoke, "extra": extra, "mutated_buffers": []}
 
 
 PROBES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"kernelbench": probe_kernelbench, "gpumode": probe_gpumode}

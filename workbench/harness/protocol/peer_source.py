@@ -151,5 +151,6 @@ def with_sizes(source: str, sizes: Mapping[str, int], filename: str) -> ast.Modu
     unknown = set(sizes) - set(free_sizes(tree))
     if unknown:
         raise ValueError(f"{filename}: {sorted(unknown)} are not free sizes of the module")
-    tree = _SetSizes(sizes).visit(tree)
-    return ast.fix_missing_locations(_OnDevice().visit(tree))
+    resized: ast.Module = _SetSizes(sizes).visit(tree)
+    moved: ast.Module = _OnDevice().visit(resized)
+    return ast.fix_missing_locations(moved)

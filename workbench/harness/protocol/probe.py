@@ -13,7 +13,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 PeerKind = Literal["kernelbench", "gpumode"]
 ProbeDtype = Literal[
-    "float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int64", "int32", "int16", "int8", "uint8", "bool"
+    "float64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
 ]
 SkipReason = Literal[
     "not_a_problem",
@@ -57,7 +68,7 @@ class _Strict(BaseModel):
 class ProbeRequest(_Strict):
     """One problem: its files' text (`main` is the module to run; the others are what it imports), the sizes
     to describe it at (KernelBench: the free sizes; GPU MODE: generate_input's keyword arguments), candidate
-    reduced sizes in order of preference, and the CPU's element budget for them."""
+    reduced sizes in order of preference, the CPU's element budget for them, and perturbed sizes."""
 
     kind: PeerKind
     sources: dict[str, str]
@@ -65,6 +76,9 @@ class ProbeRequest(_Strict):
     registered: list[dict[str, Any]] = Field(min_length=1)
     smoke_candidates: list[dict[str, Any]] = Field(min_length=1)
     smoke_count: int = Field(default=1, ge=1, le=8)
+    # sizes with one size changed at a time, described by shape only (no values): they tell apart sizes
+    # that happen to be equal at every workload (height = width), so each dimension names the right one
+    perturbations: list[dict[str, Any]] = []
     budget: int = Field(ge=1)
     precision: Literal["fp32", "fp16", "bf16"] = "fp32"
     timeout_s: float = Field(default=120.0, gt=0)
@@ -106,5 +120,6 @@ class ProbeResult(_Strict):
     detail: str = Field(default="", max_length=2000)
     registered: list[Observation] = []
     smoke: list[Observation] = []
+    extra: list[Observation] = []  # the perturbations that ran
     mutated_buffers: list[str] = []
     seconds: float = 0.0

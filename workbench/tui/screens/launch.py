@@ -26,6 +26,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionLis
 
 from workbench.catalog import CONFIGS, GuidanceConfig
 from workbench.catalog.errors import CatalogError
+from workbench.catalog.imported import IMPORTED_LABEL, import_record
 from workbench.errors import UsageError, WorkbenchError
 from workbench.session.config import (
     DEFAULT_MAX_TURNS,
@@ -239,6 +240,7 @@ class LaunchScreen(WorkbenchModal):
         self.rerun = rerun  # a session to rerun with changes: its settings fill the fields
         self.launching = False
         self._source_guidance: dict[str, str] = {}  # the replayable sessions' guidance (a replay keeps it)
+        self._guidance_restricted = False  # the guidance choices cut to `none` for an imported task
 
     def compose(self) -> ComposeResult:
         try:
@@ -397,6 +399,7 @@ class LaunchScreen(WorkbenchModal):
             self.app.call_from_thread(self._show_error, exc.message)
             workloads: list[tuple[str, str]] = []
         else:
+            self.app.call_from_thread(self._offer_guidance, import_record(task) is not None)
             workloads = [(w.name, "gpu") for w in task.spec.workloads] + [
                 (w.name, "cpu smoke") for w in task.spec.smoke_workloads
             ]
@@ -405,6 +408,18 @@ class LaunchScreen(WorkbenchModal):
             (row.id, f"{row.id} ({'example' if row.read_only else row.driver}, {row.revisions} revisions)") for row in rows
         ]
         self.post_message(LaunchOptionsLoaded(task_id, workloads, sources, {row.id: row.guidance for row in rows}))
+
+    def _offer_guidance(self, imported: bool) -> None:
+        """An imported task (no guidance) is offered the unguided configuration only; the others all four."""
+        select = self.query_one("#launch-guidance", Select)
+        if imported:
+            select.set_options([(f"none ({IMPORTED_LABEL})", "none")])
+            select.value = "none"
+            self._guidance_restricted = True
+        elif self._guidance_restricted:
+            select.set_options([(c, c) for c in CONFIGS])
+            select.value = self.context.launch.guidance
+            self._guidance_restricted = False
 
     def on_launch_options_loaded(self, message: LaunchOptionsLoaded) -> None:
         if message.task != self.query_one("#launch-task", Select).value:

@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState
 from workbench.catalog import CONFIGS, Guidance, GuidanceConfig, Task, render
 from workbench.catalog.describe import signature_table
 from workbench.catalog.guidance import LEVEL_NAMES, levels_of
+from workbench.catalog.imported import IMPORTED_LABEL, ImportRecord, import_record
 from workbench.errors import WorkbenchError
 from workbench.session.format import format_speedup
 from workbench.session.store import SessionSummary
@@ -43,6 +44,25 @@ def best_cell(row: TaskRow) -> Text:
     if not row.usable:
         return Text("error", style="bold red")
     return Text(row.best or "-", style="green" if row.best else "dim")
+
+
+def record_of(row: TaskRow) -> ImportRecord | None:
+    """The row's import record: None for a task written here (or one whose record cannot be read)."""
+    if row.task is None:
+        return None
+    try:
+        return import_record(row.task)
+    except WorkbenchError:
+        return None
+
+
+def category_cell(row: TaskRow) -> Text:
+    """The task's category; an imported task's says so (it has no guidance)."""
+    assert row.task is not None
+    text = Text(row.task.spec.category)
+    if record_of(row) is not None:
+        text.append(f" · {IMPORTED_LABEL}", style="italic dim")
+    return text
 
 
 def workloads_table(task: Task) -> Table:
@@ -176,7 +196,7 @@ class TasksScreen(WorkbenchScreen):
             spec = row.task.spec if row.task is not None else None
             table.add_row(
                 row.task_id,
-                spec.category if spec is not None else Text("-", style="dim"),
+                category_cell(row) if spec is not None else Text("-", style="dim"),
                 f"{len(spec.workloads)} gpu / {len(spec.smoke_workloads)} cpu" if spec is not None else Text("-", style="dim"),
                 best_cell(row),
                 key=row.task_id,
@@ -220,6 +240,9 @@ class TasksScreen(WorkbenchScreen):
                 f"\n{spec.id} · category {spec.category} · timing {spec.timing.mode}"
                 f" · constraints {', '.join(spec.signature.constraints) or 'none'}"
             )
+        record = record_of(row)
+        if record is not None:
+            header.append(f"\n{IMPORTED_LABEL}: {record.origin()}; no expert, guidance or rubric (configuration none only)")
         if row.problem is not None:
             header.append(f"\nerror: this task cannot be used: {row.problem}", style="red")
         self.query_one("#task-header", Static).update(header)
@@ -238,10 +261,13 @@ class TasksScreen(WorkbenchScreen):
     def show_guidance(self) -> None:
         row = self.selected
         guidance = row.guidance if row else None
-        self.guidance_text = render(guidance, self.config)
+        imported = row is not None and record_of(row) is not None
+        offered: tuple[GuidanceConfig, ...] = ("none",) if imported else CONFIGS  # an imported task runs unguided only
+        config: GuidanceConfig = self.config if self.config in offered else "none"
+        self.guidance_text = render(guidance, config)
         bar = Text("configuration: ")
-        for config in CONFIGS:
-            bar.append(f" {config} ", style="reverse bold" if config == self.config else "dim")
+        for option in offered:
+            bar.append(f" {option} ", style="reverse bold" if option == config else "dim")
             bar.append(" ")
         bar.append("  (l: next)", style="dim")
         self.query_one("#guidance-configs", Static).update(bar)
@@ -249,6 +275,8 @@ class TasksScreen(WorkbenchScreen):
             shown = Text(f"error: this task cannot be used: {row.problem}", style="red")
         elif self.guidance_text:
             shown = Text(self.guidance_text)
+        elif imported:
+            shown = Text(f"{IMPORTED_LABEL}: the agent receives no guidance (the unguided configuration only)", style="dim")
         else:
             shown = Text("none: the agent receives no guidance" if guidance else "this task ships no guidance", style="dim")
         self.query_one("#guidance-text", Static).update(shown)
