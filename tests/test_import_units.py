@@ -86,9 +86,9 @@ def test_kernelbench_discovery_levels_globs_and_ids() -> None:
 
 
 def test_a_pack_of_the_wrong_format_or_a_bad_path_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(PackError, match="no KernelBench level folders.*import gpumode"):
+    with pytest.raises(PackError, match=r"no KernelBench level folders.*import gpumode"):
         kernelbench_problems(PACKS / "gpumode")
-    with pytest.raises(PackError, match="no GPU MODE problems.*import kernelbench"):
+    with pytest.raises(PackError, match=r"no GPU MODE problems.*import kernelbench"):
         gpumode_problems(PACKS / "kernelbench")
     with pytest.raises(PackError, match="no such folder"):
         kernelbench_problems(tmp_path / "missing")

@@ -126,6 +126,16 @@ def bench_tasks(
         reports.mkdir(parents=True, exist_ok=True)
     err = stderr()
     results: list[tuple[Task, EvalReport]] = []
+    # tasks with no expert (imported from a peer's problem set): their references are timed alone
+    imported = [task for task in tasks if not task.file("expert.py").is_file()]
+    tasks = [task for task in tasks if task.file("expert.py").is_file()]
+    if imported:
+        from workbench.cli.import_cmd import reference_table
+
+        table, failed = reference_table(imported, device, err)
+        stdout().print(table)
+        if not tasks:
+            raise typer.Exit(EXIT_FAILED if failed else 0)
     for task in tasks:
         err.print(f"[dim]{task.id}: evaluating expert.py on {len(task.spec.workloads)} workloads[/]", highlight=False)
         report = evaluate(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.markup import escape
@@ -11,6 +14,11 @@ from rich.table import Table
 
 from workbench import paths
 from workbench.cli.common import fail, stderr, stdout, user_errors
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from workbench.catalog import Task
 
 import_app = typer.Typer(
     help="Import a peer's problem set (KernelBench, GPU MODE reference-kernels) from a local checkout as tasks.",
@@ -118,3 +126,45 @@ def import_gpumode(
     from workbench.importer.packs import gpumode_problems
 
     _run("gpumode", path, into, lambda root: gpumode_problems(root, problems), timeout_s=timeout, atol=atol, rtol=rtol)
+
+
+def reference_table(tasks: list[Task], device: str, err: Console) -> tuple[Table, bool]:
+    """Each task's reference timed alone on the GPU (tasks with no expert: imported ones), in one process per
+    catalogue folder (`workbench.harness.probe.reference_bench`); the table, and whether any reference failed."""
+    table = Table(title="references of tasks with no expert (imported)", title_justify="left")
+    for column in ("task", "workload", "status", "reference ms", "method", "ref of its floor", "inputs s"):
+        table.add_column(column, overflow="fold")
+    failed = False
+    folders: dict[Path, list[str]] = {}
+    for task in tasks:
+        folders.setdefault(task.dir.parent, []).append(task.id)
+    for folder, ids in folders.items():
+        err.print(f"[dim]timing {len(ids)} references in {escape(str(folder))}[/]", highlight=False)
+        command = [
+            sys.executable,
+            "-m",
+            "workbench.harness.probe.reference_bench",
+            "--tasks-dir",
+            str(folder),
+            "--device",
+            device,
+        ]
+        done = subprocess.run([*command, *ids], capture_output=True, text=True, check=False)
+        rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        if done.returncode != 0:
+            failed = True
+            err.print(f"reference bench failed: {escape(done.stderr.strip()[-500:])}", highlight=False)
+        for row in rows:
+            timed = row.get("status") == "timed"
+            failed |= not timed
+            fraction = row.get("ref_of_floor")
+            table.add_row(
+                str(row.get("task")),
+                str(row.get("workload")),
+                "timed" if timed else f"[red]{escape(str(row.get('message', row.get('status'))))}[/]",
+                f"{row['reference_ms']:.4f}" if timed else "-",
+                str(row.get("method", "-")),
+                f"{fraction:.0%}" if isinstance(fraction, float) else "-",
+                f"{row.get('inputs_s', 0.0):.2f}",
+            )
+    return table, failed
