@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tasks", nargs="*", help="task ids (default: every task of the folder)")
     parser.add_argument("--tasks-dir", type=Path, required=True, help="the catalogue root")
     parser.add_argument("--device", default="cuda", help="cuda or cuda:N")
-    parser.add_argument("--max-time", type=float, default=5.0, help="seconds of timing per workload at most")
+    parser.add_argument("--max-time", type=float, default=2.0, help="seconds of timing per workload at most")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
     folders = [args.tasks_dir / t for t in args.tasks] or sorted(p.parent for p in args.tasks_dir.glob("*/task.toml"))
