@@ -32,9 +32,14 @@ import torch
 import triton
 import triton.language as tl
 
-BLOCK = 4096  # logits per step of a pass (four quarters of 1024 sharing one Philox call)
 DIGIT_BITS = 8  # key bits decided per radix pass: a 256-bin histogram
-NUM_WARPS = 16
+# (logits per step of a pass, warps): few rows leave SMs idle, so each program takes wide steps and many warps
+# to keep more loads in flight; with several programs per SM, narrower ones. Measured on an H100 (do_bench,
+# docs/performance.md): B = 64 0.59 ms at (8192, 16) against 0.71 at (4096, 16); B = 1024 3.71 ms at (4096, 8)
+# against 5.04 at (4096, 16).
+FEW_ROWS = (8192, 16)
+MANY_ROWS = (4096, 8)
+FEW_ROWS_AT_MOST = 128
 TINY = tl.constexpr(1e-30)  # floor on a uniform before its logs: -log(-log(0)) would be -inf, a lost draw
 
 
@@ -159,8 +164,10 @@ def _topk_topp_sample_kernel(
 def run(logits: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, seed: int) -> torch.Tensor:
     """Draw one token per row after top-k then top-p filtering; int64 ``[B]``, the same for the same seed."""
     B, V = logits.shape
+    block, warps = FEW_ROWS if B <= FEW_ROWS_AT_MOST else MANY_ROWS
+    block = min(block, max(1024, triton.next_power_of_2(V)))  # a short row: no step wider than it needs
     tokens = torch.empty((B,), dtype=torch.int64, device=logits.device)
     _topk_topp_sample_kernel[(B,)](
-        logits, top_k, top_p, tokens, V, logits.stride(0), seed, BLOCK=BLOCK, DIGIT_BITS=DIGIT_BITS, num_warps=NUM_WARPS
+        logits, top_k, top_p, tokens, V, logits.stride(0), seed, BLOCK=block, DIGIT_BITS=DIGIT_BITS, num_warps=warps
     )
     return tokens
