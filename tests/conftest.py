@@ -81,6 +81,20 @@ if not __import__("torch").cuda.is_available():
     __import__("os").environ.setdefault("TRITON_INTERPRET", "1")
 
 
+def _share_the_cores_among_workers() -> None:
+    """Under pytest-xdist, each worker's torch gets its share of the cores, not all of them: four workers on two
+    cores with two OpenMP threads each spin against each other (a 21 s law-check test took 270 s in the suite).
+    The harness's own processes already run on one thread (workbench/harness/checker/launch.py)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        __import__("torch").set_num_threads(threads)
+
+
+_share_the_cores_among_workers()
+
+
 @pytest.fixture
 def interpreter_fixed() -> Iterator[None]:
     """The solution process's interpreter patches (compile for sm_90, bounds checks, libdevice, ...),
