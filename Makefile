@@ -10,7 +10,8 @@ TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 4  # pytest-xdist workers: a worker mostly waits on the evaluations and processes its tests start,
 # so two per core keep a 2-core machine busy (docs/performance.md: 9:28 beside another job, against 10:46-11:59 with
-# one per core); a worker that runs out of tests takes some of another's (worksteal)
+# one per core). Tests go to the workers as they free up (--dist load), the slow ones first (tests/conftest.py), and
+# every worker's numpy/BLAS and torch run on one thread: more spin against the other workers (docs/performance.md)
 
 .PHONY: start test install clean
 
@@ -32,7 +33,8 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff format --check workbench tests scripts tasks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
-	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist load $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV)

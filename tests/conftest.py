@@ -95,6 +95,12 @@ def _share_the_cores_among_workers() -> None:
 _share_the_cores_among_workers()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first (in their collected order), then the rest: with `--dist load` the workers take the
+    long evaluations early and the many short tests fill the end, instead of a 3-minute test starting last."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def interpreter_fixed() -> Iterator[None]:
     """The solution process's interpreter patches (compile for sm_90, bounds checks, libdevice, ...),

@@ -104,7 +104,7 @@ def test_the_kernels_draw_the_law_deterministically_per_seed(name: str, interpre
     assert torch.equal(first, module.run(**made))  # the same seed, the same tokens
     probs = reference.target_probs(made["logits"], made["top_k"], made["top_p"])
     assert bool((probs.gather(1, first.unsqueeze(1)) > 0).all())
-    _draws_pass(module.run, made, pairs=2)
+    _draws_pass(module.run, made, pairs=2 if name == "expert" else 1)  # the naive's bisection: 3x the interpreter's time
 
 
 @pytest.mark.slow  # 16 calls of the expert under the interpreter (~1 s each on a 2-core CPU)
