@@ -125,6 +125,7 @@ WRONG: dict[str, Sampler] = {
 }
 
 
+@pytest.mark.slow  # a pool of 4096 draws each (2-13 s on a 2-core CPU)
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_every_wrong_sampler_fails_a_registered_workloads_pool(name: str) -> None:
     """32 pairs of calls of 64 rows (4096 draws, 2048 paired): the harness's pool at B = 64."""

@@ -146,6 +146,7 @@ def test_chunk_plan_on_the_registered_and_smoke_shapes() -> None:
     assert [expert.chunk_rows(w.axes["BT"], w.axes["V"], small) for w in TASK.spec.smoke_workloads] == [16, 16, 24]
 
 
+@pytest.mark.slow  # both kernel sets under the interpreter, in process (5-7 s each on a 2-core CPU)
 @pytest.mark.parametrize("beta", [0.0, 0.5, 1.0])
 def test_expert_and_naive_match_exact_in_process(beta: float, interpreter_fixed: None) -> None:
     d = inputs.make_inputs({"BT": 40, "D": 48, "V": 130}, seed=11, device="cpu")

@@ -80,10 +80,10 @@ def _verdict(run: object, made: dict[str, object], calls: int) -> str | None:
 
 
 @pytest.mark.slow  # the naive kernels under the interpreter, in process (about 3 s a call on a 2-core CPU)
-@pytest.mark.parametrize("cheat", sorted({*THROUGH_THE_HARNESS, *IN_PROCESS_ONLY}))
+@pytest.mark.parametrize("cheat", sorted(IN_PROCESS_ONLY))  # the harness's cases are rejected through it above
 def test_cheats_are_caught_where_their_bug_shows(cheat: str, tmp_path: Path, interpreter_fixed: None) -> None:
     module = import_file(assemble(TASK.id, cheat, tmp_path), f"_rt_topk_topp_{cheat}")
     made = _inputs(cheat)
-    calls = 2 if cheat in ("seed_ignored", "greedy_argmax") else 1
+    calls = 2 if cheat == "greedy_argmax" else 1
     assert _verdict(module.run, made, calls) is not None, cheat
     assert _verdict(module.honest_run, made, 1) is None, cheat
