@@ -479,7 +479,7 @@ class WorkloadChecker:
             return
         with self.spent("compare"):
             tests = self.pool.tests()
-            failure = self.pool.failure(self.sampling.alpha)
+            failure = self.pool.failure(self.sampling.alpha, tests)
         self.stats.draws = self.pool.draws
         self.stats.law_p = min((t.p_value for t in tests), default=None)
         if failure:

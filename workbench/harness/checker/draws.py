@@ -91,6 +91,11 @@ def closeness(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return 2.0 * torch.minimum(d, 1.0 - d)
 
 
+def rejection_level(alpha: float) -> float:
+    """The p-value below which one of the pool's three tests rejects the law: alpha shared among them."""
+    return alpha / 3
+
+
 @dataclass
 class DrawTest:
     name: str
@@ -149,19 +154,21 @@ class DrawPool:
             found.append(DrawTest("across seeds", same.numel(), float(same.sum()), repeats_tail(int(same.sum()), odds)))
         return found
 
-    def failure(self, alpha: float) -> str | None:
-        """Why the pooled draws reject the target law at level alpha (None: they do not)."""
-        for test in self.tests():
-            if test.p_value < alpha / 3 and test.name == "across seeds":
+    def failure(self, alpha: float, tests: list[DrawTest] | None = None) -> str | None:
+        """Why the pooled draws reject the target law at level alpha (None: they do not); `tests`: the pool's
+        tests() when the caller has them already."""
+        level = rejection_level(alpha)
+        for test in self.tests() if tests is None else tests:
+            if test.p_value < level and test.name == "across seeds":
                 expected = float(torch.cat(self.repeat_odds).sum())
                 return (
                     f"output {self.output}: the draws do not change with the seed ({int(test.statistic)} of {test.n} rows "
-                    f"drew the same value under two seeds, {expected:.1f} expected; p = {test.p_value:.2g} < {alpha / 3:.2g})"
+                    f"drew the same value under two seeds, {expected:.1f} expected; p = {test.p_value:.2g} < {level:.2g})"
                 )
-            if test.p_value < alpha / 3:
+            if test.p_value < level:
                 return (
                     f"output {self.output}: the draws do not follow the task's distribution ({test.name}: "
                     f"Kolmogorov-Smirnov D = {test.statistic:.4f} over {test.n} draws, p = {test.p_value:.2g} "
-                    f"< {alpha / 3:.2g})"
+                    f"< {level:.2g})"
                 )
         return None

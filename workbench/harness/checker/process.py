@@ -38,6 +38,7 @@ from workbench.harness.checker.correctness import (
     task_code_failed,
 )
 from workbench.harness.checker.crosscheck import NULL_CALLS, NullCalibration, cross_check
+from workbench.harness.checker.draws import rejection_level
 from workbench.harness.checker.entry import task_fault_message
 from workbench.harness.checker.host_times import HostDelta
 from workbench.harness.checker.launch import Launched
@@ -383,7 +384,7 @@ def record_law(checker: WorkloadChecker, result: WorkloadResult) -> None:
     if checker.sampling is not None and checker.stats.law_p is not None:
         result.draws = checker.stats.draws
         result.law_p = checker.stats.law_p
-        result.law_level = checker.sampling.alpha / 3
+        result.law_level = rejection_level(checker.sampling.alpha)
 
 
 def time_workload(

@@ -11,21 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workbench.catalog.task import TensorDtype
+
 PeerKind = Literal["kernelbench", "gpumode"]
-ProbeDtype = Literal[
-    "float64",
-    "float32",
-    "float16",
-    "bfloat16",
-    "float8_e4m3fn",
-    "float8_e5m2",
-    "int64",
-    "int32",
-    "int16",
-    "int8",
-    "uint8",
-    "bool",
-]
+ProbeDtype = TensorDtype  # the dtypes a task's signature can hold
 SkipReason = Literal[
     "not_a_problem",
     "does_not_load",
