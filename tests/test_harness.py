@@ -384,3 +384,21 @@ def test_each_workload_is_announced_once_as_soon_as_the_checker_has_moved_on_fro
     _read_results(read, results, lambda w: seen.append((w.name, w.status)))
     assert seen == [("w1", "passed"), ("w2", "incorrect_numerical")]
     assert len(results) == 1 and [w.name for w in results[0].report.workloads] == ["w1", "w2"]
+
+
+@pytest.mark.slow  # a whole CPU evaluation in worker processes
+def test_a_task_whose_inputs_do_not_repeat_from_a_seed_is_stopped_as_the_tasks_fault(tmp_path: Path) -> None:
+    # Sampled timed calls and inputs made in the solution's process are checked on inputs made again from
+    # the trial's seed: a generator that does not repeat (torch.multinomial with replacement on a GPU) would
+    # fail honest solutions at random, so the harness names the task before any call.
+    drift = (
+        "\n\n_made = make_inputs\n_count = [0]\n\n\ndef make_inputs(workload, seed, device):\n"
+        "    made = _made(workload, seed, device)\n    _count[0] += 1\n"
+        "    made['G'] = made['G'] + 1e-3 * _count[0]\n    return made\n"
+    )
+    tasks = _task_copy(tmp_path, "inputs.py", "\n", "\n")
+    path = tasks / TASK.id / "inputs.py"
+    path.write_text(path.read_text() + drift)
+    report = evaluate(Catalog(tasks, REPO / "guidance").task(TASK.id), NAIVE, "cpu", ["smoke_b8_m64_n200"])
+    assert report.status == "task_error", report.message
+    assert "not repeatable" in report.message and "'G'" in report.message and "not the solution" in report.message

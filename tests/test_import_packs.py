@@ -58,7 +58,8 @@ def kernelbench(tmp_path_factory: pytest.TempPathFactory) -> ImportSummary:
     into = tmp_path_factory.mktemp("kb")
     problems = [p for p in kernelbench_problems(PACKS / "kernelbench") if p.name.split("/")[1] in KB_PICK]
     problems = [p for p in problems if not (p.level == 3 and p.name.endswith("4_ReLU.py"))]
-    return import_pack("kernelbench", PACKS / "kernelbench", problems, ImportOptions(into=into, timeout_s=60))
+    # two probes at once (`--jobs 2`): the outcomes still come back in the problems' order
+    return import_pack("kernelbench", PACKS / "kernelbench", problems, ImportOptions(into=into, timeout_s=60, jobs=2))
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +82,8 @@ def test_a_small_import_from_the_command_line(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_kernelbench_pack_imports_and_skips_with_reasons(kernelbench: ImportSummary) -> None:
+    names = [o.problem for o in kernelbench.outcomes]
+    assert names == sorted(names, key=lambda n: (n.split("/")[0], int(n.split("/")[1].split("_")[0])))
     assert _outcomes(kernelbench) == {
         "level1/4_ReLU.py": "imported",
         "level1/8_Argmax_dim.py": "imported",

@@ -20,9 +20,18 @@ def _log_uniform(shape: tuple[int, ...], lo: float, hi: float, gen: torch.Genera
 
 
 def _zipf_targets(BT: int, V: int, gen: torch.Generator, device: torch.device) -> torch.Tensor:
-    """BT token ids drawn with probability proportional to rank^-1.1 over a random ranking of the vocabulary."""
-    weights = torch.arange(1, V + 1, device=device, dtype=torch.float32).pow(-ZIPF_EXPONENT)
-    ranks = torch.multinomial(weights, BT, replacement=True, generator=gen)
+    """BT token ids drawn with probability proportional to rank^-1.1 over a random ranking of the vocabulary.
+
+    Drawn by inverting the distribution function (uniforms from ``gen``, a binary search in the cumulative
+    weights, summed on the CPU in float64), never with ``torch.multinomial``: on a GPU its draws with
+    replacement differ from one call to the next under the same generator seed, and the harness makes each
+    trial's inputs twice (in the checker and in the solution's process) and needs the same bytes both times.
+    """
+    weights = torch.arange(1, V + 1, dtype=torch.float64).pow(-ZIPF_EXPONENT)
+    cdf = torch.cumsum(weights, dim=0)
+    cdf = (cdf / cdf[-1]).to(device)
+    u = torch.rand((BT,), generator=gen, device=device, dtype=torch.float64)
+    ranks = torch.searchsorted(cdf, u, right=True).clamp_(max=V - 1)
     order = torch.randperm(V, generator=gen, device=device)
     return order[ranks]
 

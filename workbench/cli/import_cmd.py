@@ -34,6 +34,16 @@ ProblemsOpt = Annotated[
     typer.Option("--problems", help="Only problems whose file or folder name matches this glob (e.g. '1*_*.py', 'vector*')."),
 ]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds the probe may spend on one problem.")]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        max=64,
+        help="Problems probed at once, each in its own sandboxed process (default: half the cores, at most 8).",
+    ),
+]
 AtolOpt = Annotated[float | None, typer.Option("--atol", min=0.0, help="Absolute tolerance instead of the peer's.")]
 RtolOpt = Annotated[float | None, typer.Option("--rtol", min=0.0, help="Relative tolerance instead of the peer's.")]
 Precision = Literal["fp32", "fp16", "bf16"]
@@ -45,14 +55,20 @@ def _run(pack: str, root: Path, into: Path | None, load: object, **options: obje
     target = into if into is not None else paths.REPO_ROOT / "tasks-imported" / pack
     err = stderr()
 
-    def progress(index: int, total: int, name: str, outcome: Outcome | None) -> None:
+    def progress(done: int, total: int, name: str, outcome: Outcome | None) -> None:
         if outcome is None:
-            err.print(f"[{index}/{total}] {escape(name)} ...", highlight=False)
+            err.print(f"        probing {escape(name)} ...", highlight=False)
         elif outcome.imported:
-            err.print(f"        imported as {outcome.task_id} ({outcome.seconds:.1f} s)", highlight=False)
+            err.print(
+                f"[{done}/{total}] {escape(name)}: imported as {outcome.task_id} ({outcome.seconds:.1f} s)", highlight=False
+            )
         else:
-            err.print(f"        [yellow]skipped[/]: {escape(outcome.detail[:200])}", highlight=False)
+            err.print(f"[{done}/{total}] {escape(name)}: [yellow]skipped[/]: {escape(outcome.detail[:200])}", highlight=False)
 
+    from workbench.importer.run import default_jobs
+
+    if options.get("jobs") is None:
+        options["jobs"] = default_jobs()
     with user_errors():
         problems = load(root)  # type: ignore[operator]
         if not problems:
@@ -94,6 +110,7 @@ def import_kernelbench(
     timeout: TimeoutOpt = 120.0,
     atol: AtolOpt = None,
     rtol: RtolOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """Import KernelBench problems (a `Model`, `get_inputs()`, `get_init_inputs()` per file) as tasks."""
     from workbench.importer.packs import kernelbench_problems
@@ -109,6 +126,7 @@ def import_kernelbench(
         timeout_s=timeout,
         atol=atol,
         rtol=rtol,
+        jobs=jobs,
     )
 
 
@@ -120,12 +138,13 @@ def import_gpumode(
     timeout: TimeoutOpt = 120.0,
     atol: AtolOpt = None,
     rtol: RtolOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """Import GPU MODE problems (reference.py's `ref_kernel`, `generate_input`, `check_implementation`; task.yml's
     tests and benchmarks) as tasks."""
     from workbench.importer.packs import gpumode_problems
 
-    _run("gpumode", path, into, lambda root: gpumode_problems(root, problems), timeout_s=timeout, atol=atol, rtol=rtol)
+    _run("gpumode", path, into, lambda root: gpumode_problems(root, problems), timeout_s=timeout, atol=atol, rtol=rtol, jobs=jobs)
 
 
 def reference_table(tasks: list[Task], device: str, err: Console) -> tuple[Table, bool]:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import queue
 import shutil
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +40,7 @@ class ImportOptions:
     rtol: float | None = None
     timeout_s: float = 120.0
     budget: int = CPU_BUDGET
+    jobs: int = 1  # problems probed at once, each in a sandboxed probe process of its own
 
 
 @dataclass(frozen=True)
@@ -74,22 +79,52 @@ class ImportSummary:
 Progress = Callable[[int, int, str, Outcome | None], None]
 
 
+def default_jobs() -> int:
+    """Problems probed at once by default: half the machine's cores (each probe runs the peer's code on the
+    CPU at its registered sizes), at least 1 and at most 8."""
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
 def import_pack(
     pack: str, root: Path, problems: list[PeerProblem], options: ImportOptions, progress: Progress | None = None
 ) -> ImportSummary:
-    """Import every problem into `options.into`; `progress(index, total, name, outcome)` before and after each."""
+    """Import every problem into `options.into`, `options.jobs` at a time; the outcomes in the problems' order.
+
+    `progress(done, total, name, outcome)`: with outcome None when a problem starts (done = problems finished
+    so far), then with its outcome when it ends (done counting it). Called from one thread at a time."""
     started = time.perf_counter()
     summary = ImportSummary(pack=pack, into=options.into, commit=repo_commit(root))
     options.into.mkdir(parents=True, exist_ok=True)
-    with ProbeProcess(hidden=[options.into]) as probe:
-        for index, problem in enumerate(problems, 1):
-            if progress:
-                progress(index, len(problems), problem.name, None)
+    jobs = max(1, min(options.jobs, len(problems)))
+    probes = [ProbeProcess(hidden=[options.into]) for _ in range(jobs)]
+    idle: queue.SimpleQueue[ProbeProcess] = queue.SimpleQueue()
+    for probe in probes:
+        idle.put(probe)
+    lock = threading.Lock()
+    done = [0]
+
+    def one(problem: PeerProblem) -> Outcome:
+        probe = idle.get()
+        try:
+            with lock:
+                if progress:
+                    progress(done[0], len(problems), problem.name, None)
             outcome = import_problem(problem, summary.commit, options, probe)
-            summary.outcomes.append(outcome)
-            if progress:
-                progress(index, len(problems), problem.name, outcome)
-        summary.sandbox = probe.sandbox_line
+            with lock:
+                done[0] += 1
+                if progress:
+                    progress(done[0], len(problems), problem.name, outcome)
+            return outcome
+        finally:
+            idle.put(probe)
+
+    try:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="probe") as pool:
+            summary.outcomes = list(pool.map(one, problems))
+    finally:
+        for probe in probes:
+            probe.close()
+    summary.sandbox = next((p.sandbox_line for p in probes if p.sandbox_line), "")
     summary.seconds = time.perf_counter() - started
     return summary
 

@@ -118,6 +118,7 @@ class WorkloadChecker:
         self.scalar_names = [a.name for a in self.spec.signature.inputs if isinstance(a, ScalarArg)]
         self.seeded = seeded  # inputs may be made in the solution process from each trial's seed (`deliver`)
         self.confirmed: bool | None = None  # whether it made the first ones bit for bit as this process
+        self.repeatable = False  # whether make_inputs gave the same bytes twice from one seed (first trial)
         # drawn outputs (task.toml [sampling]): their law is checked over the workload's pooled draws
         self.sampling = self.spec.sampling
         self.drawn = set(self.sampling.outputs) if self.sampling else set()
@@ -135,7 +136,10 @@ class WorkloadChecker:
 
     # -- inputs -------------------------------------------------------------------------------
     def fresh_inputs(self, trial: int) -> dict[str, Any]:
+        """The trial's inputs, made here from its seed (the first time per workload: made twice and compared)."""
         seed = trial_seed(self.secret, self.workload.name, trial)
+        if not self.repeatable:
+            self._check_repeatable(seed)
         try:
             with self.spent("inputs"):
                 inputs = self.make_inputs(self.workload.axes, seed, self.device)
@@ -152,6 +156,31 @@ class WorkloadChecker:
             if isinstance(arg, TensorListArg):
                 self._check_list(arg, inputs[arg.name])
         return inputs
+
+    def _check_repeatable(self, seed: int) -> None:
+        """Raise `TaskFault` unless make_inputs gives the same bytes twice from one seed on this device.
+
+        Every check of a call that did not receive its inputs from here (a sampled timed call, inputs made
+        in the solution's process, a re-check) makes the trial's inputs again from its seed: a generator
+        that is not repeatable (torch.multinomial with replacement on a GPU is one) would fail honest
+        solutions at random, so the task is stopped here, named as the culprit, before any call."""
+        made = []
+        for _ in range(2):
+            try:
+                with self.spent("inputs"):
+                    inputs = self.make_inputs(self.workload.axes, seed, self.device)
+            except Exception as exc:
+                raise task_code_failed("the task's make_inputs", exc) from exc
+            made.append({n: _input_digest(v) for n, v in inputs.items()})
+            del inputs
+        differing = [n for n in made[0] if made[0][n] != made[1].get(n)]
+        if differing:
+            raise TaskFault(
+                f"the task's make_inputs is not repeatable on {self.device.type}: input {differing[0]!r} came out "
+                "different from the same seed twice, so calls checked on inputs made again cannot be checked "
+                "(make every random draw from the seeded generator with operations that repeat bit for bit)"
+            )
+        self.repeatable = True
 
     def _check_list(self, arg: TensorListArg, value: Any) -> None:
         """A list input as the task declares it: `count` tensors of its dtype, `numel` elements in all, each its
@@ -676,3 +705,12 @@ def differing_bits(got: torch.Tensor, want: torch.Tensor) -> int:
         bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
         a, b = a.view(bits), b.view(bits)
     return int((a != b).sum())
+
+
+def _input_digest(value: Any) -> object:
+    """A comparable fingerprint of one made input: a tensor's digest, a list's digests, a scalar itself."""
+    if type(value) is torch.Tensor:
+        return (tuple(value.shape), value.dtype, digest(value))
+    if isinstance(value, (list, tuple)) and all(type(v) is torch.Tensor for v in value):
+        return tuple((tuple(v.shape), v.dtype, digest(v)) for v in value)
+    return repr(value)
