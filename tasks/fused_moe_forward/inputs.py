@@ -37,7 +37,7 @@ def make_inputs(workload: Mapping[str, int], seed: int, device: str | torch.devi
     hidden = torch.randn((T, H), generator=gen, device=dev) * gains
     bias = torch.randn(E, generator=gen, device=dev) * POPULARITY_SIGMA
     logits = torch.randn((T, E), generator=gen, device=dev) + bias
-    ranked, order = logits.sort(dim=-1)
+    ranked, order = logits.sort(dim=-1, stable=True)  # ties in a fixed order: the inputs repeat bit for bit
     spread = ranked + GAP * torch.arange(E, device=dev, dtype=torch.float32)  # neighbours >= GAP apart
     logits = torch.empty_like(logits).scatter_(1, order, spread)
     w13 = torch.randn((E, 2 * inter, H), generator=gen, device=dev) / math.sqrt(H)

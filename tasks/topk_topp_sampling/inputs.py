@@ -31,7 +31,8 @@ COMMON_K, COMMON_P = 50, 0.9
 def _logits(B: int, V: int, gen: torch.Generator, dev: torch.device) -> torch.Tensor:
     logits = torch.randn((B, V), generator=gen, device=dev, dtype=torch.float32) * TAIL_STD
     head = min(HEAD, V)
-    ids = torch.rand((B, V), generator=gen, device=dev).argsort(dim=-1)[:, :head]  # distinct tokens per row
+    keys = torch.rand((B, V), generator=gen, device=dev)
+    ids = keys.argsort(dim=-1, stable=True)[:, :head]  # distinct tokens per row; ties in a fixed order
     peak = PEAK_LOW + (PEAK_HIGH - PEAK_LOW) * torch.rand((B, 1), generator=gen, device=dev)
     gaps = torch.empty((B, head), device=dev).exponential_(1.0 / HEAD_GAP, generator=gen)
     logits.scatter_(1, ids, peak - gaps.cumsum(dim=-1))
