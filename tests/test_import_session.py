@@ -30,3 +30,7 @@ def test_agent_session_on_an_imported_task(tmp_path: Path, capsys: pytest.Captur
     out = capsys.readouterr().out
     assert ended.value.code == 0, out
     assert "passed" in out
+    # the report marks the task as imported (its origin from the session's record), beside the results
+    report = CliRunner().invoke(app, ["report", "--format", "md", "--tasks-dir", str(into), "--sessions-dir", str(sessions)])
+    assert report.exit_code == 0, report.output
+    assert "kb_l1_4_relu: imported, no guidance (KernelBench level1/4_ReLU.py" in report.output

@@ -170,6 +170,7 @@ def read_session(path: Path) -> SessionRecord:
         outcome_reason=state.driver_finished.reason if state.driver_finished is not None else "",
         excluded=state.excluded.reason if state.excluded is not None else None,
         repetition=config.repetition or _repetition_in_id(config.id),
+        imported_from=config.imported_from,
     )
 
 

@@ -103,6 +103,7 @@ class SessionRecord(_Record):
     outcome_reason: str = ""  # the driver's own words
     excluded: str | None = None  # set aside by a person, with this reason (`session exclude`)
     repetition: int = 1  # which repetition of its configuration (a campaign's r1, r2, ...)
+    imported_from: str | None = None  # an imported task's origin (no expert, guidance or rubric), None otherwise
 
     @property
     def set_aside(self) -> str | None:

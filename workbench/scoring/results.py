@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from workbench.catalog import CONFIGS, Catalog
+from workbench.catalog.imported import IMPORTED_LABEL
 from workbench.errors import UsageError
 from workbench.llm.usage import Spend
 from workbench.scoring import metrics
@@ -629,6 +630,10 @@ def score(
             notes.append(f"no baseline session for {', '.join(uncovered)}: no speedups there")
     for record in records:
         notes += [f"{record.id}: {note}" for note in record.notes]
+    imported = {r.task: r.imported_from for r in records if r.imported_from is not None}
+    notes += [
+        f"{task}: {IMPORTED_LABEL} ({origin}): unguided runs only, no judge scores" for task, origin in sorted(imported.items())
+    ]
     notes += roofline.notes
 
     created = [r.created for r in records]

@@ -137,6 +137,8 @@ class SessionConfig(BaseModel):
     # average over repetitions instead of keeping only the latest session.
     repetition: int | None = Field(default=None, ge=1)
     rerun_of: str | None = None  # the session this one reruns with changes (the workbench's rerun), if any
+    # an imported task's origin ("KernelBench level1/4_ReLU.py @ <commit>"; `d2k-workbench import`), None otherwise
+    imported_from: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -190,6 +190,7 @@ def create_session(
         versions=collect_versions(),
         repetition=repetition,
         rerun_of=rerun_of,
+        imported_from=record.origin() if (record := import_record(task)) is not None else None,
     )
     session_dir = store.root / config.id
     try:
