@@ -333,6 +333,16 @@ def test_task_code_failures_are_the_tasks_except_running_out_of_device_memory() 
     fault = task_code_failed("the task's exact(...)", RuntimeError("bug"))
     assert isinstance(fault, TaskFault) and "exact(...) failed: RuntimeError: bug" in str(fault)
     assert isinstance(task_code_failed("the task's exact(...)", torch.OutOfMemoryError("CUDA out of memory")), CheckerOutOfMemory)
+    # the message says who held the device's memory, from CUDA's own out-of-memory text
+    text = (
+        "CUDA out of memory. Tried to allocate 12.00 MiB. GPU 0 has a total capacity of 79.18 GiB of which 4.62 MiB is "
+        "free. Including non-PyTorch memory, this process has 22.25 GiB memory in use. Process 546 has 56.88 GiB memory "
+        "in use. Of the allocated memory 20.96 GiB is allocated by PyTorch"
+    )
+    oom = task_code_failed("the checker's copies of the inputs", torch.OutOfMemoryError(text))
+    assert "(the checker's copies of the inputs; checker 22.25 GiB, other processes 56.88 GiB, of 79.18 GiB)" in str(oom)
+    plain = task_code_failed("x", torch.OutOfMemoryError("out of memory"))
+    assert "(x)" in str(plain)
 
 
 def test_a_folder_given_as_the_solution_is_named_as_a_folder(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -169,9 +170,9 @@ class WorkloadChecker:
             try:
                 with self.spent("inputs"):
                     inputs = self.make_inputs(self.workload.axes, seed, self.device)
+                    made.append({n: _input_digest(v) for n, v in inputs.items()})
             except Exception as exc:
                 raise task_code_failed("the task's make_inputs", exc) from exc
-            made.append({n: _input_digest(v) for n, v in inputs.items()})
             del inputs
         differing = [n for n in made[0] if made[0][n] != made[1].get(n)]
         if differing:
@@ -688,10 +689,26 @@ def task_code_failed(what: str, exc: Exception) -> Exception:
     """The exception to raise when the task's code (`what`) raised `exc` during an evaluation."""
     if isinstance(exc, torch.OutOfMemoryError):
         return CheckerOutOfMemory(
-            f"out of device memory in the checker while the solution's process held device memory ({what}): "
+            f"out of device memory in the checker while the solution's process held device memory ({what}{memory_split(exc)}): "
             "the evaluation needs the device's memory for the task's own code as well"
         )
     return TaskFault(f"{what} failed: {type(exc).__name__}: {exc}")
+
+
+_CAPACITY = re.compile(r"total capacity of ([\d.]+ [GM]iB)")
+_THIS = re.compile(r"this process has ([\d.]+ [GM]iB) memory in use")
+_OTHERS = re.compile(r"Process \d+ has ([\d.]+ [GM]iB) memory in use")
+
+
+def memory_split(exc: BaseException) -> str:
+    """ "; checker 22.25 GiB, other processes 56.88 GiB, of 79.18 GiB" from a CUDA out-of-memory message ("" where
+    it does not say): who held the device's memory when the checker's allocation failed."""
+    text = str(exc)
+    mine, others, capacity = _THIS.search(text), _OTHERS.findall(text), _CAPACITY.search(text)
+    if mine is None or capacity is None:
+        return ""
+    rest = f", other processes {' + '.join(others)}" if others else ""
+    return f"; checker {mine.group(1)}{rest}, of {capacity.group(1)}"
 
 
 def differing_bits(got: torch.Tensor, want: torch.Tensor) -> int:

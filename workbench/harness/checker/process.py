@@ -259,6 +259,8 @@ def _evaluate(
             result.status, result.message = "task_error", f"the task's own code failed (not the solution): {fault}"
         except CheckerOutOfMemory as oom:
             result.status, result.message = "runtime_error", str(oom)
+        except torch.OutOfMemoryError as exc:  # the harness's own copies (timing slots' inputs made here, a sample's)
+            result.status, result.message = "runtime_error", str(task_code_failed("the checker's copies of the inputs", exc))
         else:
             result.status, result.message = "passed", ""
         result.trials = checker.stats.trials or result.trials
