@@ -41,7 +41,7 @@ def test_rejection_sampler_cheat_rejected_on_cpu(cheat: str, workload: str, tmp_
 
 
 def _verdict(run: object, calls: int) -> str | None:
-    """`calls` pairs of calls on fresh inputs (B = 16, D = 3, V = 600), each pair under two seeds."""
+    """`calls` pairs of calls on fresh inputs (B = 16, D = 3, V = 600), each pair under two seeds (32 draws a call)."""
     pool = DrawPool(5, "redteam", "tokens")
     for i in range(calls):
         made = MAKE({"B": 16, "D": 3, "V": 600}, 60 + i, "cpu")
@@ -59,5 +59,5 @@ def _verdict(run: object, calls: int) -> str | None:
 @pytest.mark.parametrize("cheat", sorted({*THROUGH_THE_HARNESS, *IN_PROCESS_ONLY}))
 def test_cheats_are_caught_where_their_bug_shows(cheat: str, tmp_path: Path, interpreter_fixed: None) -> None:
     module = import_file(assemble(TASK.id, cheat, tmp_path), f"_rt_rejection_{cheat}")
-    assert _verdict(module.run, calls=3) is not None, cheat
+    assert _verdict(module.run, calls=4) is not None, cheat  # 128 draws: accept_everything at p ~ 1e-12
     assert _verdict(module.honest_run, calls=1) is None, cheat
