@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The workloads that need the H200's memory (an H100's 80 GB runs out): fused_adamw's four lists (0.25-0.5 G
+# parameters, about 160 bytes a parameter across the checker and the solution process) and fused_linear_ce's
+# gemma_bt16384 and qwen_bt4096_d8192 (the reference alone peaks at 47 GiB above its inputs). Each workload is its
+# own `eval` (expert, reference and library baseline timed; a report per workload under $OUT), so a timeout loses
+# one workload, not the run.
+# Usage on the GPU machine, from the repository root, with the wheels from scripts/fetch_device_wheels.sh in .whl/
+# (and bubblewrap in .tools/): bash scripts/gpu_h200_memory.sh [adamw|flce|all]
+set -u
+OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>&1 | tail -2
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=230
+wb=(python3 -c 'from workbench.cli import main; main()')  # an array: `timeout` cannot run a shell function
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; date -u
+python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
+[ -x .tools/bubblewrap/usr/bin/bwrap ] || command -v bwrap >/dev/null || bash scripts/install_bwrap.sh
+WHICH=${1:-all}
+one() {  # task workload seconds
+  echo "== eval $1 --workload $2 (timeout $3 s)"; local t0=$SECONDS
+  timeout "$3" "${wb[@]}" eval "$1" "tasks/$1/expert.py" --device cuda --workload "$2" --report "$OUT/$1-$2.json" 2>&1 \
+    | grep -v "^\s*$" | tail -14
+  echo "   ($((SECONDS - t0)) s, exit ${PIPESTATUS[0]})"
+}
+if [ "$WHICH" = adamw ] || [ "$WHICH" = all ]; then
+  one fused_adamw llama7b_layout_291t_w1024 170
+  one fused_adamw gpt_0p5b_113t 130
+  one fused_adamw mixed_1000t 130
+  one fused_adamw many_small_10000t 150
+fi
+if [ "$WHICH" = flce ] || [ "$WHICH" = all ]; then
+  one fused_linear_ce qwen_bt4096_d8192 200
+  one fused_linear_ce gemma_bt16384 300
+fi
+date -u
