@@ -147,14 +147,14 @@ def test_every_wrong_sampler_fails_a_registered_workloads_pool(name: str) -> Non
     assert _verdict(lambda: _pool(WRONG[name], calls=32)) is not None, name
 
 
-@pytest.mark.slow  # 6 pools of 4096 draws (about 20 s on a 2-core CPU)
-def test_right_samplers_pass_a_registered_workloads_pool() -> None:
+@pytest.mark.slow  # a pool of 4096 draws (about 8 s on a 2-core CPU)
+@pytest.mark.parametrize("sampler", ["law", "reference"])
+def test_right_samplers_pass_a_registered_workloads_pool(sampler: str) -> None:
     """The false-failure side: the law itself and the reference (vLLM's exponential race, a different way of
-    drawing) pass 3 pools each (the check's size is 1e-6 per workload, so any failure here is a bug; 10 pools
+    drawing) each pass a pool (the check's size is 1e-6 per workload, so any failure here is a bug; 10 pools
     each passed when the check was written, docs/tolerance-topk_topp_sampling.md)."""
-    for seed in range(3):
-        assert _verdict(lambda s=seed: _pool(_right, calls=32, seed=s)) is None
-        assert _verdict(lambda s=seed: _pool(REFERENCE.reference, calls=32, seed=100 + s)) is None
+    right = _right if sampler == "law" else REFERENCE.reference
+    assert _verdict(lambda: _pool(right, calls=32, seed=7)) is None
 
 
 # -- the catalog's rules ------------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 """Honest naive solution for topk_topp_sampling (a test helper): one program per row, each cut found by a plain
-bisection over the 32 bits of an order-preserving key (one bit a pass: 32 passes per cut), the draw by the
-exponential race with one Philox uniform per token."""
+radix search over the 32 bits of an order-preserving key (four bits a pass: the 16 candidate digits counted at once,
+8 passes per cut), the draw by the exponential race with one Philox uniform per token.
+
+One helper call per step, none inside a loop: the Triton interpreter pays for every call of a jitted helper (it
+re-patches the language on each), which made the helper-in-every-pass, one-bit-a-pass version of this file 2.2x as
+slow on the CPU (3.2 s a call at B = 16, V = 1000 against 1.5 s)."""
 
 import torch
 import triton
@@ -8,31 +12,9 @@ import triton.language as tl
 
 BLOCK = 1024
 
-
-@triton.jit
-def _key(x):
-    bits = (x + 0.0).to(tl.int32, bitcast=True)
-    return bits ^ ((bits >> 31) & 0x7FFFFFFF)  # negative values: the 31 low bits flipped
-
-
-@triton.jit
-def _count_at_least(row_ptr, V, threshold, BLOCK: tl.constexpr):
-    total = tl.full((), 0, tl.int32)
-    for start in range(0, V, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        x = tl.load(row_ptr + offs, mask=offs < V, other=float("-inf"))
-        total += tl.sum(((_key(x) >= threshold) & (offs < V)).to(tl.int32), axis=0)
-    return total
-
-
-@triton.jit
-def _mass_at_least(row_ptr, V, threshold, row_max, BLOCK: tl.constexpr):
-    total = tl.full((), 0.0, tl.float32)
-    for start in range(0, V, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        x = tl.load(row_ptr + offs, mask=offs < V, other=float("-inf"))
-        total += tl.sum(tl.where((_key(x) >= threshold) & (offs < V), tl.exp(x - row_max), 0.0), axis=0)
-    return total
+# The order-preserving key of a float, written out where it is used: its bits, with the 31 low bits flipped for
+# negative values. The cuts are searched as unsigned numbers (the key plus 2^31, in int64), so the radix digits run
+# from the smallest key to the largest.
 
 
 @triton.jit
@@ -46,24 +28,51 @@ def _row_max(row_ptr, V, BLOCK: tl.constexpr):
 
 @triton.jit
 def _top_k_cut(row_ptr, V, k, BLOCK: tl.constexpr):
-    """The largest key t with count(key >= t) >= k, one bit at a time (unsigned, in int64)."""
+    """The largest key t with count(key >= t) >= k. Of the 16 candidates for the next digit, the largest that still
+    keeps k keys (digit 0 always does: it is the cut so far)."""
+    digits = tl.arange(0, 16).to(tl.int64)
     kth = tl.full((), 0, tl.int64)
-    for bit in range(31, -1, -1):
-        trial = kth + (tl.full((), 1, tl.int64) << bit)
-        if _count_at_least(row_ptr, V, (trial - 2147483648).to(tl.int32), BLOCK) >= k:
-            kth = trial
+    for shift in range(28, -1, -4):
+        thresholds = (kth + (digits << shift) - 2147483648).to(tl.int32)
+        counts = tl.zeros((16,), tl.int32)
+        for start in range(0, V, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            bits = (tl.load(row_ptr + offs, mask=offs < V, other=float("-inf")) + 0.0).to(tl.int32, bitcast=True)
+            key = bits ^ ((bits >> 31) & 0x7FFFFFFF)
+            counts += tl.sum(((key[None, :] >= thresholds[:, None]) & (offs < V)[None, :]).to(tl.int32), axis=1)
+        kth = kth + (tl.max(tl.where(counts >= k, digits, 0), axis=0) << shift)
     return (kth - 2147483648).to(tl.int32)
 
 
 @triton.jit
+def _mass_at_least(row_ptr, V, threshold, row_max, BLOCK: tl.constexpr):
+    """The softmax mass (unnormalised, against row_max) of the tokens whose key is >= threshold."""
+    total = tl.full((), 0.0, tl.float32)
+    for start in range(0, V, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(row_ptr + offs, mask=offs < V, other=float("-inf"))
+        bits = (x + 0.0).to(tl.int32, bitcast=True)
+        key = bits ^ ((bits >> 31) & 0x7FFFFFFF)
+        total += tl.sum(tl.where((key >= threshold) & (offs < V), tl.exp(x - row_max), 0.0), axis=0)
+    return total
+
+
+@triton.jit
 def _top_p_cut(row_ptr, V, p, kth_key, row_max, total, BLOCK: tl.constexpr):
-    """The largest key t (at least kth_key) whose mass at or above it is still >= p * total."""
+    """The largest key t (at least kth_key) whose mass at or above it is still >= p * total, four bits a pass."""
+    digits = tl.arange(0, 16).to(tl.int64)
     cut = tl.full((), 0, tl.int64)
-    for bit in range(31, -1, -1):
-        trial = cut + (tl.full((), 1, tl.int64) << bit)
-        threshold = tl.maximum((trial - 2147483648).to(tl.int32), kth_key)
-        if _mass_at_least(row_ptr, V, threshold, row_max, BLOCK) >= p * total:
-            cut = trial
+    for shift in range(28, -1, -4):
+        thresholds = tl.maximum((cut + (digits << shift) - 2147483648).to(tl.int32), kth_key)
+        masses = tl.zeros((16,), tl.float32)
+        for start in range(0, V, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            x = tl.load(row_ptr + offs, mask=offs < V, other=float("-inf"))
+            bits = (x + 0.0).to(tl.int32, bitcast=True)
+            key = bits ^ ((bits >> 31) & 0x7FFFFFFF)
+            above = (key[None, :] >= thresholds[:, None]) & (offs < V)[None, :]
+            masses += tl.sum(tl.where(above, tl.exp(x - row_max)[None, :], 0.0), axis=1)
+        cut = cut + (tl.max(tl.where(masses >= p * total, digits, 0), axis=0) << shift)
     return tl.maximum((cut - 2147483648).to(tl.int32), kth_key)
 
 
@@ -75,7 +84,9 @@ def _race(row_ptr, V, row, cut_key, row_max, seed, BLOCK: tl.constexpr):
     for start in range(0, V, BLOCK):
         offs = start + tl.arange(0, BLOCK)
         x = tl.load(row_ptr + offs, mask=offs < V, other=float("-inf"))
-        weight = tl.where((offs < V) & (_key(x) >= cut_key), tl.exp(x - row_max), -1.0)
+        bits = (x + 0.0).to(tl.int32, bitcast=True)
+        key = bits ^ ((bits >> 31) & 0x7FFFFFFF)
+        weight = tl.where((offs < V) & (key >= cut_key), tl.exp(x - row_max), -1.0)
         score = weight / -tl.log(tl.rand(seed, row * V + offs))
         index = tl.argmax(score, axis=0, tie_break_left=True)
         if tl.max(score, axis=0) > best_score:

@@ -30,6 +30,11 @@ process under TRITON_INTERPRET=1.
 - libdevice: the interpreter runs none of `triton.language.extra.libdevice` (stubs returning None, or
   an extern call it does not implement). `install()` runs the CUDA module's functions with numpy
   (`interpreter_libdevice`, which lists those mapped).
+- Time: each call of a jitted function (a kernel, and every `tl.sum`, `tl.max` or helper it calls) patches
+  the language again, and each patch lists every member of five modules and classes with
+  `inspect.getmembers` to find the builtins: 35% of an interpreted kernel's time (fused_linear_jsd's expert
+  in process, cProfile). `install()` lists each one's builtins once (after the patches above) and patches
+  the same members on each call, skipping any already patched, as the listing would.
 - Memory outside the tensors: the interpreter's pointers are host addresses, so a pointer computed
   outside a kernel's tensors reads and writes the solution process's own memory (Python objects).
   `install()` checks every load, store and atomic against the launch's tensor arguments
@@ -39,6 +44,7 @@ process under TRITON_INTERPRET=1.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -142,6 +148,7 @@ def install() -> Callable[[], None]:
     restore_autotune = _first_config_autotune()
     restore_overflow_checks = _no_discarded_overflow_checks()
     restore_libdevice = interpreter_libdevice.install()
+    restore_builtin_listing = _builtins_listed_once()  # after libdevice's patches, which add builtins
     restore_nested_patches = _restore_nested_patches()  # over libdevice's patches too
     restore_compile = _compile_before_interpreting()
     restore_bounds = interpreter_bounds.install()
@@ -153,6 +160,7 @@ def install() -> Callable[[], None]:
         restore_autotune()
         restore_overflow_checks()
         restore_nested_patches()
+        restore_builtin_listing()
         restore_libdevice()
         restore_compile()
         restore_bounds()
@@ -229,6 +237,38 @@ def _compile_before_interpreting() -> Callable[[], None]:
         function.run = original
 
     return uninstall
+
+
+def _builtins_listed_once() -> Callable[[], None]:
+    """Patch the language's builtins from a listing made once per module or class, not on every call.
+
+    The interpreter's `_patch_builtin(pkg, ...)` walks `inspect.getmembers(pkg)` on each call of a jitted
+    function and patches every member that is a builtin. Here the builtins of the five it patches (the
+    language, its core, its math, the tensor and the tensor descriptor classes) are listed now, unpatched,
+    and each call patches those whose attribute is still the listed builtin: what the walk would find (a
+    member already patched by an enclosing call is a lambda, no builtin, and is skipped by both). Anything
+    else falls back to the walk."""
+    original = interpreter._patch_builtin
+    listed: dict[int, tuple[Any, list[tuple[str, Any]]]] = {}
+    for pkg in (tl, tl.core, tl.math, tl.core.tensor, tl.core.tensor_descriptor_base):
+        members = [(name, member) for name, member in inspect.getmembers(pkg) if tl.core.is_builtin(member)]
+        listed[id(pkg)] = (pkg, members)
+
+    def patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
+        entry = listed.get(id(pkg))
+        if entry is None or entry[0] is not pkg:
+            original(pkg, builder, scope)
+            return
+        for name, member in entry[1]:
+            if getattr(pkg, name, None) is member:
+                interpreter._patch_attr(pkg, name, member, builder, scope)
+
+    interpreter._patch_builtin = patch_builtin
+
+    def restore() -> None:
+        interpreter._patch_builtin = original
+
+    return restore
 
 
 def _no_discarded_overflow_checks() -> Callable[[], None]:
