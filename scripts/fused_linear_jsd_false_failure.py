@@ -1,7 +1,7 @@
 """How close do honest fused_linear_jsd designs come to the tolerance, and how far are wrong ones from it?
 
 For fresh calls per smoke workload (inputs from the task's make_inputs, every call drawing beta and the
-temperature as the harness's do, plus the x4-scaled call the harness makes), scores with the harness's own
+temperature as the harness's do, plus the scaled call the harness makes (x3)), scores with the harness's own
 compare() and the task's rules (loss 1e-4, dhs and dWs 1e-2 against the float64 exact()):
 
 * honest: the expert (tasks/fused_linear_jsd/expert.py) and the naive solution (tests/solutions/
