@@ -29,8 +29,17 @@ STATES = ("params", "exp_avg", "exp_avg_sq")
 LISTS = ("params", "grads", "exp_avg", "exp_avg_sq")
 SCALARS = ("step", "lr", "beta1", "beta2", "eps", "weight_decay")
 SMOKE = {w.name: w.axes for w in TASK.spec.smoke_workloads}
+RULES = {w.name: TASK.tolerance_for(w) for w in [*TASK.spec.workloads, *TASK.spec.smoke_workloads]}
+FP32_RULE = TASK.spec.tolerance
+BF16_RULE = RULES["smoke_mixed_12t"]  # the workloads with bfloat16 states (SB = 2) have their own rule
 # A larger CPU layout beside the smoke ones: 40 mixed tensors of 4-16384 elements (0.22 M in all).
-MIXED_40 = {"LAYOUT": 4, "NT": 40, "HID": 4}
+MIXED_40 = {"LAYOUT": 4, "NT": 40, "HID": 4, "SB": 4}
+MIXED_40_BF16 = {**MIXED_40, "SB": 2}
+
+
+def rule_of(axes: dict[str, int]) -> Any:
+    """The tolerance rule the harness applies at these axes: the bfloat16 states' rule where SB = 2."""
+    return BF16_RULE if axes["SB"] == 2 else FP32_RULE
 
 
 def copy(made: dict[str, Any]) -> dict[str, Any]:
@@ -44,11 +53,11 @@ def oracle(made: dict[str, Any]) -> dict[str, Any]:
     return want
 
 
-def worst(got: dict[str, Any], want: dict[str, Any]) -> dict[str, float]:
+def worst(got: dict[str, Any], want: dict[str, Any], tolerance: Any = FP32_RULE) -> dict[str, float]:
     """Per state list, the largest |got - oracle| / (atol + rtol |oracle|) over its elements (the rule's ratio)."""
     out = {}
     for name in STATES:
-        rule = TASK.spec.tolerance.rule_for(name)
+        rule = tolerance.rule_for(name)
         ratios = []
         for a, b in zip(got[name], want[name], strict=True):
             e = b.double()
@@ -58,18 +67,21 @@ def worst(got: dict[str, Any], want: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def passes(got: dict[str, Any], want: dict[str, Any]) -> bool:
+def passes(got: dict[str, Any], want: dict[str, Any], tolerance: Any = FP32_RULE) -> bool:
     """Whether every element of every state list passes the task's rule (the checker's compare)."""
-    return all(
-        compare(a, b, TASK.spec.tolerance.rule_for(name)).ok
-        for name in STATES
-        for a, b in zip(got[name], want[name], strict=True)
-    )
+    return all(compare(a, b, tolerance.rule_for(name)).ok for name in STATES for a, b in zip(got[name], want[name], strict=True))
+
+
+def truncated_to_bf16(x: torch.Tensor) -> torch.Tensor:
+    """float32 values rounded toward zero to bfloat16 (the low 16 bits dropped), not to nearest."""
+    return (x.float().contiguous().view(torch.int32) & -65536).view(torch.float32).to(torch.bfloat16)
 
 
 def fp32_step(made: dict[str, Any], **bug: Any) -> None:
     """An AdamW step in float32 torch ops, in place, with the scalars rounded to float32 and the bias corrections
-    computed in float32 (as torch's fused CUDA kernel does), or with one ``bug``."""
+    computed in float32 (as torch's fused CUDA kernel does), or with one ``bug``. bfloat16 states are upcast, and
+    each rounded to nearest once when stored (the bugs: the moments in bfloat16 arithmetic, stored by truncation,
+    or the update computed from the stored bfloat16 moments)."""
     h = {k: made[k] for k in SCALARS}
     if bug.get("beta2_for_beta1"):
         h["beta1"] = h["beta2"]
@@ -89,10 +101,17 @@ def fp32_step(made: dict[str, Any], **bug: Any) -> None:
             half = g.numel() // 2
             raw[:half] = g.reshape(-1)[: 2 * half].view(torch.float32).nan_to_num(0.0, 0.0, 0.0)
             grad = raw.view(g.shape)
-        m1, m2 = (v, m) if bug.get("swap_m_v") else (m, v)  # which buffer holds which moment
+        stored = (v, m) if bug.get("swap_m_v") else (m, v)  # which buffer holds which moment
+        bf16_math = bug.get("bf16_arithmetic") and m.dtype == torch.bfloat16
+        m1, m2 = stored if bf16_math else (stored[0].float(), stored[1].float())  # the buffers themselves in float32
         p.mul_(1 - f["lr"] * f["weight_decay"])
         m1.mul_(f["beta1"]).add_((1 - f["beta1"]) * grad)
         m2.mul_(f["beta2"]).add_((1 - f["beta2"]) * grad * grad)
+        if m1 is not stored[0]:  # bfloat16 states: stored once
+            for buffer, value in zip(stored, (m1, m2), strict=True):
+                buffer.copy_(truncated_to_bf16(value) if bug.get("truncate") else value)
+            if bug.get("update_from_stored"):
+                m1, m2 = stored[0].float(), stored[1].float()
         if bug.get("eps_in_sqrt"):
             denom = (m2 / bc2 + f["eps"]).sqrt()
         elif bug.get("no_eps"):
@@ -200,12 +219,13 @@ def test_inputs_are_deterministic_realistic_and_differ_by_seed() -> None:
         assert all(torch.equal(x, y) for x, y in zip(a[name], b[name], strict=True))
         assert all(not torch.equal(x, y) for x, y in zip(a[name], c[name], strict=True))  # every tensor moves
         assert [tuple(t.shape) for t in a[name]] == inputs.element_shapes(axes)
-        assert all(t.is_contiguous() and t.dtype == (torch.bfloat16 if name == "grads" else torch.float32) for t in a[name])
+        bf16 = name == "grads" or (name.startswith("exp_avg") and axes["SB"] == 2)  # smoke_mixed_12t: bfloat16 states
+        assert all(t.is_contiguous() and t.dtype == (torch.bfloat16 if bf16 else torch.float32) for t in a[name])
     assert all(a[k] == b[k] for k in SCALARS) and all(a[k] != c[k] for k in SCALARS)
     pointers = {t.data_ptr() for name in LISTS for t in a[name]}
     assert len(pointers) == 4 * axes["NT"]  # every element its own allocation
     for seed in range(30):
-        h = inputs.make_inputs({"LAYOUT": 3, "NT": 1, "HID": 8}, seed, "cpu")
+        h = inputs.make_inputs({"LAYOUT": 3, "NT": 1, "HID": 8, "SB": 4}, seed, "cpu")
         assert isinstance(h["step"], int) and h["step"] >= 2 and 0.01 <= h["beta2"] ** h["step"] <= 0.99
         assert 0.85 <= h["beta1"] <= 0.95 and 0.95 <= h["beta2"] <= 0.999 and 1e-4 <= h["lr"] <= 3e-4
         assert 1e-9 <= h["eps"] <= 1e-7 and 0.05 <= h["weight_decay"] <= 0.1
@@ -227,7 +247,7 @@ def test_inputs_have_the_scales_of_a_training_step() -> None:
         ratio = float(m.abs().mean() / g.float().abs().mean())
         assert 0.05 < ratio < 2  # m has the grads' magnitude
         assert 0.01 < float(v.mean() / g.float().square().mean()) < 10  # v, the grads' squares
-    emb = inputs.make_inputs({"LAYOUT": 2, "NT": 12, "HID": 16}, 4, "cpu")["grads"][0]  # the embedding
+    emb = inputs.make_inputs({"LAYOUT": 2, "NT": 12, "HID": 16, "SB": 4}, 4, "cpu")["grads"][0]  # the embedding
     silent = float((emb.float().abs().sum(dim=1) == 0).float().mean())
     assert 0.15 < silent < 0.25  # tokens absent from the batch
 
@@ -258,10 +278,13 @@ def test_every_input_moves_the_result() -> None:
 # -- the tolerance: honest designs pass with margin, wrong ones fail --------------------------------------------
 
 
-@pytest.mark.parametrize("axes", [*SMOKE.values(), MIXED_40], ids=[*SMOKE, "mixed_40"])
+@pytest.mark.parametrize("axes", [*SMOKE.values(), MIXED_40, MIXED_40_BF16], ids=[*SMOKE, "mixed_40", "mixed_40_bf16"])
 def test_honest_float32_steps_pass_with_margin(axes: dict[str, int]) -> None:
     """The eager reference, the library call (CPU), and float32 scalars with float32 bias corrections (torch's
-    fused CUDA kernel's way), on fresh and on x1e-3 inputs: under half the bound everywhere (about 0.12)."""
+    fused CUDA kernel's way), on fresh and on x1e-3 inputs: under half the bound everywhere (about 0.12). With
+    bfloat16 states, each state is the oracle's or one bfloat16 ulp from it (a float32 value on a rounding
+    boundary): <= 0.98 of their bound, and rarely off at all; the params keep the float32 margin."""
+    tolerance = rule_of(axes)
     for seed in range(2):
         made = inputs.make_inputs(axes, seed, "cpu")
         scaled = copy(made)
@@ -273,9 +296,16 @@ def test_honest_float32_steps_pass_with_margin(axes: dict[str, int]) -> None:
             for step in (reference.reference, reference.library, fp32_step):
                 got = copy(case)
                 step(got) if step is fp32_step else step(**got)
-                ratio = worst(got, want)
-                assert max(ratio.values()) < 0.5, (step.__name__, seed, ratio)
-                assert passes(got, want)
+                ratio = worst(got, want, tolerance)
+                if axes["SB"] == 2:
+                    assert ratio["params"] < 0.5 and max(ratio.values()) < 0.98, (step.__name__, seed, ratio)
+                    off = sum(
+                        int((a != b).sum()) for n in ("exp_avg", "exp_avg_sq") for a, b in zip(got[n], want[n], strict=True)
+                    )
+                    assert off <= 1e-3 * 2 * sum(t.numel() for t in got["params"]), (step.__name__, seed, off)
+                else:
+                    assert max(ratio.values()) < 0.5, (step.__name__, seed, ratio)
+                assert passes(got, want, tolerance)
 
 
 WRONG: dict[str, dict[str, Any]] = {
@@ -300,8 +330,38 @@ def test_wrong_steps_fail_every_call(bug: str) -> None:
             want = oracle(made)
             got = copy(made)
             fp32_step(got, **WRONG[bug])
-            assert not passes(got, want), (bug, axes, seed)
-            assert worst(got, want)["params"] > (2 if bug == "no_weight_decay" else 20), (bug, seed)
+            assert not passes(got, want, rule_of(axes)), (bug, axes, seed)
+            assert worst(got, want, rule_of(axes))["params"] > (2 if bug == "no_weight_decay" else 20), (bug, seed)
+
+
+@pytest.mark.parametrize("bug", ["bf16_arithmetic", "update_from_stored"])
+def test_wrong_bf16_state_steps_fail(bug: str) -> None:
+    """With bfloat16 states: the update computed from the stored (rounded) moments moves p by up to 2^-9 of its
+    update, over the float32 bound on p; the moments computed in bfloat16 arithmetic (two roundings, and the update
+    from them) too. Every seed tried, on the smoke list and the 40-tensor one."""
+    for axes in (SMOKE["smoke_mixed_12t"], MIXED_40_BF16):
+        for seed in range(4):
+            made = inputs.make_inputs(axes, seed, "cpu")
+            want = oracle(made)
+            got = copy(made)
+            fp32_step(got, **{bug: True})
+            assert not passes(got, want, BF16_RULE), (bug, axes, seed)
+            assert worst(got, want, BF16_RULE)["params"] > 1.0, (bug, seed)
+
+
+def test_truncated_bf16_states_are_off_on_half_the_elements() -> None:
+    """Storing the states by truncation instead of rounding to nearest is at most one ulp off, like an honest flip
+    on a rounding boundary, so the elementwise bound cannot tell it apart (a known limit, docs/tolerance-fused_adamw.md): it is
+    off on about half the elements where an honest step is off on almost none."""
+    made = inputs.make_inputs(MIXED_40_BF16, 3, "cpu")
+    want = oracle(made)
+    off = {}
+    for name, bug in (("honest", {}), ("truncated", {"truncate": True})):
+        got = copy(made)
+        fp32_step(got, **bug)
+        off[name] = sum(int((a != b).sum()) for a, b in zip(got["exp_avg"], want["exp_avg"], strict=True))
+    total = sum(t.numel() for t in made["exp_avg"])
+    assert off["honest"] < 1e-3 * total and 0.3 * total < off["truncated"] < 0.7 * total, (off, total)
 
 
 def test_a_bias_correction_off_by_one_step_fails_where_the_correction_is_large() -> None:
@@ -349,8 +409,10 @@ def test_expert_and_naive_match_exact_in_process(interpreter_fixed: None) -> Non
                 got = copy(case)
                 assert solution.run(**got) is None
                 assert all(torch.equal(x, y) for x, y in zip(got["grads"], case["grads"], strict=True))
-                ratio = worst(got, want)
-                assert passes(got, want) and max(ratio.values()) < 0.35, (solution.__name__, axes, ratio)
+                ratio = worst(got, want, rule_of(axes))
+                margin = 0.98 if axes["SB"] == 2 else 0.35  # bfloat16 states: one ulp on a rounding boundary
+                assert passes(got, want, rule_of(axes)) and max(ratio.values()) < margin, (solution.__name__, axes, ratio)
+                assert ratio["params"] < 0.35, (solution.__name__, axes, ratio)
 
 
 @pytest.mark.slow  # kernels under the interpreter, in process (~1 s on a 2-core CPU)
@@ -363,7 +425,7 @@ def test_red_team_solutions_fail_in_process(cheat: str, tmp_path: Path, interpre
         made = inputs.make_inputs(axes, seed, "cpu")
         got = copy(made)
         solution.run(**got)
-        assert not passes(got, oracle(made)), axes
+        assert not passes(got, oracle(made), rule_of(axes)), axes
 
 
 def test_the_expert_splits_a_list_into_groups_of_chunks() -> None:

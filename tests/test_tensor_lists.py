@@ -13,7 +13,9 @@ import torch
 from pooled_evaluate import evaluate
 
 from workbench.catalog import CatalogError
+from workbench.catalog.describe import signature_table
 from workbench.catalog.loader import load_task
+from workbench.catalog.task import TensorListArg
 from workbench.harness.solution.host import separate
 from workbench.harness.solution.transport import digest_many, pack, split
 
@@ -103,3 +105,82 @@ def test_inputs_that_do_not_match_the_declared_list_are_the_tasks_fault(toy: Pat
     report = evaluate(load_task(toy), SOLUTION, "cpu")
     assert report.status != "passed"
     assert "grads as 4 tensors" in report.message and "declares 5" in report.message
+
+
+# -- a dtype a workload axis picks (fused_adamw's bfloat16 states), and a workload's own tolerance -------------
+def _with_momentum_by_axis(toy: Path, smoke_mb: int = 2) -> None:
+    """The toy's momentum list in float32 at MB = 4 and bfloat16 at MB = 2 (smoke_nt5 at `smoke_mb`), with its
+    own rule for the bfloat16 workload: against exact() (the reference's bfloat16 arithmetic rounds twice), the
+    momentum within a bfloat16 ulp."""
+    toml = toy / "task.toml"
+    text = toml.read_text()
+    text = text.replace(
+        'name = "momentum"\ndtype = "float32"\n',
+        'name = "momentum"\ndtype = "float32"\ndtype_by = { axis = "MB", dtypes = { 4 = "float32", 2 = "bfloat16" } }\n',
+    )
+    text = text.replace("axes = { NT = 40, P = 100000 }", "axes = { NT = 40, P = 100000, MB = 4 }")
+    text = text.replace("axes = { NT = 9, P = 3001 }", "axes = { NT = 9, P = 3001, MB = 4 }")
+    text = text.replace(
+        "axes = { NT = 5, P = 1000 }",
+        f"axes = {{ NT = 5, P = 1000, MB = {smoke_mb} }}\n\n"
+        "[smoke_workloads.tolerance]\noracle = 'exact'\natol = 1e-4\nrtol = 1e-3\n\n"
+        "[smoke_workloads.tolerance.outputs.momentum]\natol = 1e-6\nrtol = 8e-3\n",
+    )
+    toml.write_text(text)
+
+
+def test_a_workload_axis_picks_a_lists_dtype_and_a_workload_may_carry_its_own_rule(toy: Path) -> None:
+    _with_momentum_by_axis(toy)
+    task = load_task(toy)
+    momentum = next(a for a in task.spec.signature.inputs if a.name == "momentum")
+    assert isinstance(momentum, TensorListArg)
+    assert task.dtype_of(momentum, task.workload("smoke_nt5")) == "bfloat16"
+    assert task.dtype_of(momentum, task.workload("smoke_nt9")) == "float32"
+    assert task.tolerance_for(task.workload("smoke_nt5")).rule_for("momentum").rtol == 8e-3
+    assert task.tolerance_for(task.workload("smoke_nt5")).rule_for("params").rtol == 1e-3
+    assert task.tolerance_for(task.workload("smoke_nt9")).rule_for("momentum").rtol == 1e-5
+    assert "float32 | bfloat16 (by MB)" in str(signature_table(task).columns[2]._cells)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("MB = 2 }", "MB = 3 }", "picks no dtype for momentum"),
+        (
+            'dtypes = { 4 = "float32", 2 = "bfloat16" }',
+            'dtypes = { 4 = "float16", 2 = "bfloat16" }',
+            "not one of dtype_by's dtypes",
+        ),
+        ('dtypes = { 4 = "float32", 2 = "bfloat16" }', 'dtypes = { 4 = "float32" }', "at least 2"),
+        (
+            "[smoke_workloads.tolerance.outputs.momentum]",
+            "[smoke_workloads.tolerance.outputs.velocity]",
+            "neither outputs nor state",
+        ),
+        ('axis = "MB"', 'axis = "MBB"', "must give exactly the axes"),
+    ],
+)
+def test_bad_dtype_by_or_workload_rules_are_refused(toy: Path, old: str, new: str, message: str) -> None:
+    _with_momentum_by_axis(toy)
+    toml = toy / "task.toml"
+    assert old in toml.read_text()
+    toml.write_text(toml.read_text().replace(old, new))
+    with pytest.raises(CatalogError, match=message):
+        load_task(toy)
+
+
+@pytest.mark.slow  # two evaluations of the toy under the interpreter (~8 s on a 2-core CPU)
+def test_the_harness_holds_inputs_to_the_dtype_the_workload_picks(toy: Path) -> None:
+    """inputs.py must give the list in the dtype the axis picks: float32 momentum where MB = 2 is the task's fault;
+    in bfloat16 the toy solution (which stores through the list's own pointers) passes under the workload's rule."""
+    _with_momentum_by_axis(toy)
+    wrong = evaluate(load_task(toy), SOLUTION, "cpu", workloads=["smoke_nt5"])
+    assert wrong.status != "passed" and "not a contiguous bfloat16 tensor" in wrong.message
+    inputs = toy / "inputs.py"
+    inputs.write_text(
+        inputs.read_text().replace(
+            '"momentum": make(0.05)', '"momentum": [t.to(torch.bfloat16) if axes.get("MB") == 2 else t for t in make(0.05)]'
+        )
+    )
+    right = evaluate(load_task(toy), SOLUTION, "cpu", workloads=["smoke_nt5"])
+    assert right.status == "passed", right.message

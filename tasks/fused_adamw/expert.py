@@ -45,7 +45,9 @@ L3, low-level: *wide vector accesses over contiguous chunks, fp32 math, bf16 upc
     The whole steps carry no mask: the chunk starts at a multiple of ``CHUNK`` and the tensors are 16-byte
     aligned allocations (Triton specialises pointer arguments on it, tuple elements too), so each thread's 8
     float32 are two 16-byte loads and stores and its 8 bfloat16 one; only a tensor's last, ragged step is
-    masked. The gradient is upcast to float32 in registers and all the math is float32 (PyTorch's opmath). The
+    masked. The gradient is upcast to float32 in registers and all the math is float32 (PyTorch's opmath);
+    bfloat16 states (the mixed list, SB = 2) are upcast the same way when loaded, the update uses the new
+    float32 moments, and each store rounds its state once to nearest (18 bytes a parameter instead of 26). The
     chunk is chosen per group so that a launch has several programs per SM: ``blocks_per_chunk`` halves it
     (down to one step) while the group would have fewer than ``target_programs`` programs, and keeps 8 steps
     (8 K elements per program) for the big matrices. Sizes and first programs travel multiplied by 16: Triton
@@ -111,8 +113,8 @@ def _adamw_elements(
     """The whole step for the elements ``idx`` of one tensor: read p, g, m, v once, write p, m, v once."""
     p = tl.load(p_ptr + idx, mask=mask)
     g = tl.load(g_ptr + idx, mask=mask).to(tl.float32)  # bf16 -> fp32 in registers
-    m = tl.load(m_ptr + idx, mask=mask)
-    v = tl.load(v_ptr + idx, mask=mask)
+    m = tl.load(m_ptr + idx, mask=mask).to(tl.float32)  # float32 or bfloat16 states
+    v = tl.load(v_ptr + idx, mask=mask).to(tl.float32)
     m = beta1 * m + one_minus_beta1 * g
     v = beta2 * v + one_minus_beta2 * g * g
     denom = tl.sqrt(v) / bc2_sqrt + eps

@@ -20,8 +20,12 @@ Shapes, by ``LAYOUT`` (``NT`` tensors of width ``HID``; ``P`` must equal their t
   a gain or per-head vector of 1-64 elements (real parameter lists hold scalars and per-head vectors: a kernel
   that skips small tensors fails on the registered list too, not only on the smoke lists).
 
+The states' dtype, by ``SB`` (their bytes per element): float32 at 4, bfloat16 at 2 (the memory-saving
+optimisers' choice: both moments stored in bfloat16, the math still in float32).
+
 Values, per tensor (everything float32 from a ``torch.Generator`` on ``device``, the grads rounded to bfloat16
-once; the hyper-parameters and each tensor's gradient scale from a CPU generator, both seeded with ``seed``):
+once, the states too where ``SB = 2``; the hyper-parameters and each tensor's gradient scale from a CPU
+generator, both seeded with ``seed``):
 
 * params: matrices and embeddings normal with standard deviation 0.02, biases the same, norm weights
   ``1 + 0.1 N(0, 1)``;
@@ -108,6 +112,7 @@ def _mixed(n_tensors: int, hid: int) -> Layout:
 
 
 LAYOUTS = {1: _gpt, 2: _llama, 3: _adapters, 4: _mixed}
+STATE_DTYPES = {4: torch.float32, 2: torch.bfloat16}  # by SB, the states' bytes per element
 
 
 def layout(workload: Mapping[str, int]) -> Layout:
@@ -146,14 +151,29 @@ def hyperparameters(gen: torch.Generator) -> dict[str, float | int]:
     return {"step": step, "lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps, "weight_decay": weight_decay}
 
 
+def state_dtype(workload: Mapping[str, int]) -> torch.dtype:
+    """The dtype of exp_avg and exp_avg_sq at the workload (its axis SB)."""
+    if workload["SB"] not in STATE_DTYPES:
+        raise ValueError(f"SB must be one of {sorted(STATE_DTYPES)} (the states' bytes per element), got {workload['SB']}")
+    return STATE_DTYPES[workload["SB"]]
+
+
 def _one_tensor(
-    kind: str, shape: tuple[int, ...], sigma: float, k: int, beta1: float, beta2: float, gen: torch.Generator, dev: torch.device
+    kind: str,
+    shape: tuple[int, ...],
+    sigma: float,
+    k: int,
+    betas: tuple[float, float],
+    states: torch.dtype,
+    gen: torch.Generator,
+    dev: torch.device,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(param, grad, exp_avg, exp_avg_sq) of one tensor, each a new contiguous allocation."""
 
     def normal() -> torch.Tensor:
         return torch.randn(shape, generator=gen, device=dev, dtype=torch.float32)
 
+    beta1, beta2 = betas
     param = 1.0 + 0.1 * normal() if kind == "norm" else 0.02 * normal()
     scale = torch.full(shape[:1] + (1,) * (len(shape) - 1), sigma, device=dev, dtype=torch.float32)
     if len(shape) == 2:  # a factor per row (output feature or token)
@@ -166,7 +186,12 @@ def _one_tensor(
     keep = math.sqrt((1.0 - beta1) / (1.0 + beta1) * (1.0 - beta1 ** (2 * k)))
     exp_avg = scale * ((1.0 - beta1**k) * drift + keep * normal())
     exp_avg_sq = scale.square() * (1.0 - beta2**k) * (drift.square() + 1.0) * torch.exp(0.25 * normal())
-    return param.contiguous(), grad.to(torch.bfloat16).contiguous(), exp_avg.contiguous(), exp_avg_sq.contiguous()
+    return (
+        param.contiguous(),
+        grad.to(torch.bfloat16).contiguous(),
+        exp_avg.to(states).contiguous(),
+        exp_avg_sq.to(states).contiguous(),
+    )
 
 
 def make_inputs(workload: Mapping[str, int], seed: int, device: str | torch.device) -> dict[str, object]:
@@ -176,11 +201,12 @@ def make_inputs(workload: Mapping[str, int], seed: int, device: str | torch.devi
     gen = torch.Generator(device=dev).manual_seed(seed)
     hyper = hyperparameters(host)
     tensors = layout(workload)
+    states = state_dtype(workload)
     sigmas = torch.exp(math.log(1e-6) + torch.rand((len(tensors),), generator=host, dtype=torch.float64) * math.log(1e3))
     lists: dict[str, list[torch.Tensor]] = {"params": [], "grads": [], "exp_avg": [], "exp_avg_sq": []}
     k = int(hyper["step"]) - 1  # the steps already taken
     for (kind, shape), sigma in zip(tensors, sigmas.tolist(), strict=True):
-        made = _one_tensor(kind, shape, sigma, k, float(hyper["beta1"]), float(hyper["beta2"]), gen, dev)
+        made = _one_tensor(kind, shape, sigma, k, (float(hyper["beta1"]), float(hyper["beta2"])), states, gen, dev)
         for name, tensor in zip(lists, made, strict=True):
             lists[name].append(tensor)
     return {**lists, **hyper}

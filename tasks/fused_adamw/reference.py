@@ -1,7 +1,8 @@
 """Reference semantics for the ``fused_adamw`` task.
 
 One AdamW step (decoupled weight decay, Loshchilov & Hutter; PyTorch's ``torch.optim.AdamW``) over a list of
-parameter tensors with float32 master weights and states and bfloat16 gradients. Per element, with the
+parameter tensors with float32 master weights, bfloat16 gradients and float32 states (bfloat16 states on the
+workloads with ``SB = 2``: the math stays float32, each state rounded once when stored). Per element, with the
 hyper-parameters of the call (``step`` is the step this update makes, 1 for the first)::
 
     p = p * (1 - lr * weight_decay)
@@ -13,10 +14,12 @@ hyper-parameters of the call (``step`` is the step this update makes, 1 for the 
 
 ``reference()`` is what ``torch.optim.AdamW(foreach=False, fused=False)`` runs (its single-tensor path), in
 eager PyTorch: a Python loop over the tensors, each tensor's update a handful of whole-tensor ops, vectorised
-per tensor. ``library()`` is PyTorch's fused AdamW kernel (``torch._fused_adamw_``, what
-``torch.optim.AdamW(fused=True)`` calls): it wants gradients of the parameters' dtype, so the bfloat16
-gradients are first upcast to float32 copies. ``exact()`` is the oracle: the same step in float64 from the
-same inputs, each state rounded once to float32 when written back.
+per tensor; bfloat16 states are upcast to float32 copies and written back after the step (what
+memory-saving optimisers that keep bfloat16 states do in eager code). ``library()`` is PyTorch's fused AdamW
+kernel (``torch._fused_adamw_``, what ``torch.optim.AdamW(fused=True)`` calls): it wants gradients and states
+of the parameters' dtype, so the bfloat16 gradients (and bfloat16 states) are first upcast to float32 copies
+(the states copied back after). ``exact()`` is the oracle: the same step in float64 from the same inputs, each
+state rounded once to its dtype when written back.
 """
 
 from __future__ import annotations
@@ -32,11 +35,14 @@ def _check(
     """Raise ``ValueError`` unless the lists meet the contract."""
     if not (len(params) == len(grads) == len(exp_avg) == len(exp_avg_sq)) or not params:
         raise ValueError("params, grads, exp_avg and exp_avg_sq must be lists of the same (non-zero) length")
+    states = exp_avg[0].dtype
+    if states not in (torch.float32, torch.bfloat16):
+        raise ValueError(f"the states must be float32 or bfloat16, not {states}")
     for i, (p, g, m, v) in enumerate(zip(params, grads, exp_avg, exp_avg_sq, strict=True)):
         if not (p.shape == g.shape == m.shape == v.shape):
             raise ValueError(f"tensor {i}: shapes differ: {tuple(p.shape)}, {tuple(g.shape)}, {tuple(m.shape)}, {tuple(v.shape)}")
-        if p.dtype != torch.float32 or m.dtype != torch.float32 or v.dtype != torch.float32 or g.dtype != torch.bfloat16:
-            raise ValueError(f"tensor {i}: params and states must be float32 and grads bfloat16")
+        if p.dtype != torch.float32 or g.dtype != torch.bfloat16 or m.dtype != states or v.dtype != states:
+            raise ValueError(f"tensor {i}: params must be float32, grads bfloat16 and both states {states}")
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ValueError(f"step must be an int >= 1 (the step this update makes), got {step!r}")
 
@@ -57,19 +63,24 @@ def reference(
 
     Bytes moved per element by each op (float32 4, bfloat16 2; written in the roofline's reference_bytes):
     ``g.float()`` 6, ``mul_`` 8, ``lerp_`` 12, ``mul_`` 8, ``addcmul_`` 16 (v and g twice in, v out),
-    ``sqrt`` 8, ``/`` 8, ``add_`` 8, ``addcdiv_`` 16: 90.
+    ``sqrt`` 8, ``/`` 8, ``add_`` 8, ``addcdiv_`` 16: 90. With bfloat16 states, their upcasts (6 each) and
+    write-backs (6 each): 114.
     """
     _check(params, grads, exp_avg, exp_avg_sq, step)
     bias_correction1 = 1 - beta1**step
     bias_correction2_sqrt = math.sqrt(1 - beta2**step)
     step_size = lr / bias_correction1
-    for p, g, m, v in zip(params, grads, exp_avg, exp_avg_sq, strict=True):
+    for p, g, m_stored, v_stored in zip(params, grads, exp_avg, exp_avg_sq, strict=True):
         grad = g.float()
+        m, v = m_stored.float(), v_stored.float()  # the stored states themselves when they are float32
         p.mul_(1 - lr * weight_decay)
         m.lerp_(grad, 1 - beta1)
         v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = (v.sqrt() / bias_correction2_sqrt).add_(eps)
         p.addcdiv_(m, denom, value=-step_size)
+        if m is not m_stored:  # bfloat16 states: each rounded once, after the step
+            m_stored.copy_(m)
+            v_stored.copy_(v)
 
 
 def library(
@@ -88,14 +99,18 @@ def library(
     multi-tensor fused AdamW (CUDA; a vectorised CPU kernel too). It takes one float32 step count per tensor
     (the optimiser's state; one tensor shared here) and gradients of the parameters' dtype: the bfloat16
     gradients are upcast to new float32 tensors first (6 more bytes per element, and 4 instead of 2 read by
-    the kernel). Updates the states in place."""
+    the kernel). bfloat16 states are upcast to float32 copies too and copied back after the kernel (the fused
+    kernel takes one dtype for the parameters and their states). Updates the states in place."""
     _check(params, grads, exp_avg, exp_avg_sq, step)
     steps = [torch.full((), float(step), dtype=torch.float32, device=params[0].device)] * len(params)
+    upcast = exp_avg[0].dtype != torch.float32
+    ms = [m.float() for m in exp_avg] if upcast else exp_avg
+    vs = [v.float() for v in exp_avg_sq] if upcast else exp_avg_sq
     torch._fused_adamw_(
         params,
         [g.float() for g in grads],
-        exp_avg,
-        exp_avg_sq,
+        ms,
+        vs,
         [],
         steps,
         lr=lr,
@@ -106,6 +121,9 @@ def library(
         amsgrad=False,
         maximize=False,
     )
+    if upcast:
+        torch._foreach_copy_(exp_avg, ms)
+        torch._foreach_copy_(exp_avg_sq, vs)
 
 
 def exact(
@@ -121,7 +139,8 @@ def exact(
     weight_decay: float,
 ) -> None:
     """Float64 oracle: the step with every value in float64 (the hyper-parameters are Python floats), one tensor
-    at a time (float64 copies of the largest tensor only); each state is written back rounded once to float32."""
+    at a time (float64 copies of the largest tensor only); each state is written back rounded once to its dtype
+    (float32, or bfloat16 where SB = 2)."""
     _check(params, grads, exp_avg, exp_avg_sq, step)
     step_size = lr / (1 - beta1**step)
     bias_correction2_sqrt = math.sqrt(1 - beta2**step)

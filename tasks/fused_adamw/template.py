@@ -19,8 +19,9 @@ def run(
 ) -> None:
     """One AdamW step over a list of tensors, in place; returns None.
 
-    ``params``, ``exp_avg`` and ``exp_avg_sq`` are lists of float32 tensors, ``grads`` a list of bfloat16 tensors
-    of the same shapes (each element its own contiguous allocation). Per element:
+    ``params`` is a list of float32 tensors, ``grads`` a list of bfloat16 tensors of the same shapes, ``exp_avg``
+    and ``exp_avg_sq`` lists of float32 tensors, or of bfloat16 tensors on the workloads with ``SB = 2`` (each
+    element its own contiguous allocation; the math in float32, each state rounded once when stored). Per element:
     ``p *= 1 - lr * weight_decay``; ``m = beta1 m + (1 - beta1) g``; ``v = beta2 v + (1 - beta2) g^2``;
     ``p -= lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)``. See description.md.
     """

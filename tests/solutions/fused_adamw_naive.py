@@ -29,8 +29,8 @@ def _adamw_kernel(
     ok = idx < n
     p = tl.load(p_ptr + idx, mask=ok)
     g = tl.load(g_ptr + idx, mask=ok).to(tl.float32)
-    m = tl.load(m_ptr + idx, mask=ok)
-    v = tl.load(v_ptr + idx, mask=ok)
+    m = tl.load(m_ptr + idx, mask=ok).to(tl.float32)  # float32 or bfloat16 states
+    v = tl.load(v_ptr + idx, mask=ok).to(tl.float32)
     m = beta1 * m + one_minus_beta1 * g
     v = beta2 * v + one_minus_beta2 * g * g
     p = p * decay - step_size * m / (tl.sqrt(v) / bc2_sqrt + eps)

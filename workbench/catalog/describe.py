@@ -10,12 +10,19 @@ import re
 from rich.table import Table
 
 from workbench.catalog import Task
-from workbench.catalog.task import ScalarArg, TensorListArg
+from workbench.catalog.task import ScalarArg, TensorArg, TensorListArg
 
 
 def shape_text(dims: list[str | int]) -> str:
     """A tensor shape as written in task.toml: "[B, M, N]"."""
     return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def dtype_text(arg: TensorArg | TensorListArg) -> str:
+    """A tensor input's dtype, or the dtypes a workload axis picks from: "float32 | bfloat16 (by SB)"."""
+    if arg.dtype_by is None:
+        return arg.dtype
+    return " | ".join(dict.fromkeys(arg.dtype_by.dtypes.values())) + f" (by {arg.dtype_by.axis})"
 
 
 def signature_table(task: Task, expand: bool = False) -> Table:
@@ -32,10 +39,14 @@ def signature_table(task: Task, expand: bool = False) -> Table:
         elif isinstance(arg, TensorListArg):
             notes = f"list of {arg.count} tensors, {arg.numel} elements in all"
             notes += "; state, updated in place" if arg.state else ""
-            table.add_row("in", arg.name, arg.dtype, "list", notes)
+            table.add_row("in", arg.name, dtype_text(arg), "list", notes)
         else:
             table.add_row(
-                "in", arg.name, arg.dtype, shape_text(arg.shape), arg.layout + ("; state, updated in place" if arg.state else "")
+                "in",
+                arg.name,
+                dtype_text(arg),
+                shape_text(arg.shape),
+                arg.layout + ("; state, updated in place" if arg.state else ""),
             )
     for out in signature.outputs:
         table.add_row(

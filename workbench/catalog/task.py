@@ -46,12 +46,29 @@ def _check_shape(shape: list[str | int]) -> list[str | int]:
     return shape
 
 
+class DtypeByAxis(_Strict):
+    """A dtype that a workload axis picks: `axis` names the axis and `dtypes` maps each value it takes to the
+    dtype (an optimiser's states in float32 at SB = 4 and bfloat16 at SB = 2, say, where the same axis sizes the
+    bytes in the roofline). The argument's own `dtype` must be one of them; every workload's value of the axis
+    must be a key."""
+
+    axis: Identifier
+    dtypes: dict[int, TensorDtype] = Field(min_length=2)
+
+
+def _dtype_by_holds(name: str, dtype: str, dtype_by: DtypeByAxis | None) -> None:
+    if dtype_by is not None and dtype not in dtype_by.dtypes.values():
+        raise ValueError(f"{name}: dtype {dtype} is not one of dtype_by's dtypes {sorted(set(dtype_by.dtypes.values()))}")
+
+
 class TensorArg(_Strict):
-    """A tensor argument: dtype, shape over named axes, layout; `state` marks in-place updates."""
+    """A tensor argument: dtype, shape over named axes, layout; `state` marks in-place updates; `dtype_by` lets
+    a workload axis pick the dtype."""
 
     kind: Literal["tensor"] = "tensor"
     name: Identifier
     dtype: TensorDtype
+    dtype_by: DtypeByAxis | None = None
     shape: list[str | int]
     layout: Literal["contiguous", "any"] = "contiguous"
     state: bool = False
@@ -62,8 +79,14 @@ class TensorArg(_Strict):
     def _shape_parses(cls, value: list[str | int]) -> list[str | int]:
         return _check_shape(value)
 
+    @model_validator(mode="after")
+    def _dtype_listed(self) -> TensorArg:
+        _dtype_by_holds(self.name, self.dtype, self.dtype_by)
+        return self
+
     def axes(self) -> set[str]:
-        return set().union(*(expressions.names(d) for d in self.shape if isinstance(d, str)))
+        found = set().union(*(expressions.names(d) for d in self.shape if isinstance(d, str)))
+        return found | ({self.dtype_by.axis} if self.dtype_by else set())
 
 
 class ScalarArg(_Strict):
@@ -99,6 +122,7 @@ class TensorListArg(_Strict):
     kind: Literal["tensor_list"]
     name: Identifier
     dtype: TensorDtype
+    dtype_by: DtypeByAxis | None = None
     count: str
     numel: str
     shaped_by: list[Identifier] = []
@@ -115,8 +139,14 @@ class TensorListArg(_Strict):
             raise ValueError(f"bad list size expression: {exc}") from None
         return value
 
+    @model_validator(mode="after")
+    def _dtype_listed(self) -> TensorListArg:
+        _dtype_by_holds(self.name, self.dtype, self.dtype_by)
+        return self
+
     def axes(self) -> set[str]:
-        return expressions.names(self.count) | expressions.names(self.numel) | set(self.shaped_by)
+        found = expressions.names(self.count) | expressions.names(self.numel) | set(self.shaped_by)
+        return found | ({self.dtype_by.axis} if self.dtype_by else set())
 
 
 Argument = Annotated[TensorArg | TensorListArg | ScalarArg, Field(discriminator="kind")]
@@ -238,8 +268,12 @@ class Tolerance(ToleranceRule):
 
 
 class Workload(_Strict):
+    """A named set of axis values; `tolerance` replaces the task's rule at this workload only (where an axis
+    changes what is compared: states stored in bfloat16 instead of float32, say)."""
+
     name: Identifier
     axes: dict[str, int]
+    tolerance: ToleranceRule | None = None
 
     @field_validator("axes")
     @classmethod
@@ -375,7 +409,9 @@ class TaskSpec(_Strict):
                 raise ValueError(f"{text!r} names axes {sorted(unknown)} that no shape uses")
         compared = {o.name for o in self.signature.outputs}
         compared |= {a.name for a in self.signature.inputs if isinstance(a, TensorLike) and a.state}
-        for where, rule in (("tolerance", self.tolerance), ("tolerance.smoke", self.tolerance.smoke)):
+        rules = [("tolerance", self.tolerance), ("tolerance.smoke", self.tolerance.smoke)]
+        rules += [(f"workload {w.name!r}'s tolerance", w.tolerance) for w in [*self.workloads, *self.smoke_workloads]]
+        for where, rule in rules:
             if rule is not None and rule.views is None:
                 unknown_rules = sorted(set(rule.outputs) - compared)
                 if unknown_rules:
@@ -401,6 +437,13 @@ class TaskSpec(_Strict):
                 for constraint in self.signature.constraints:
                     if not expressions.evaluate(constraint, workload.axes, allow_compare=True):
                         raise ValueError(f"{group}: workload {workload.name!r} breaks {constraint!r}")
+                for arg in [*self.signature.inputs, *self.signature.outputs]:
+                    by = getattr(arg, "dtype_by", None)
+                    if by is not None and workload.axes[by.axis] not in by.dtypes:
+                        raise ValueError(
+                            f"{group}: workload {workload.name!r} gives {by.axis} = {workload.axes[by.axis]}, which "
+                            f"picks no dtype for {arg.name} (dtype_by lists {sorted(by.dtypes)})"
+                        )
         return self
 
     def _check_sampling(self, sampling: Sampling) -> None:
@@ -444,11 +487,19 @@ class Task(BaseModel):
         raise UsageError(f"task {self.id} has no workload {name!r} (known: {known})")
 
     def tolerance_for(self, workload: Workload) -> ToleranceRule:
-        """The smoke rule for smoke workloads where the task gives one, else the main rule."""
+        """The workload's own rule where it gives one; else the smoke rule for smoke workloads where the task
+        gives one; else the main rule."""
+        if workload.tolerance is not None:
+            return workload.tolerance
         smoke = self.spec.tolerance.smoke
         if smoke is not None and any(w.name == workload.name for w in self.spec.smoke_workloads):
             return smoke
         return self.spec.tolerance
+
+    def dtype_of(self, arg: TensorArg | TensorListArg | OutputSpec, workload: Workload) -> TensorDtype:
+        """The argument's dtype at `workload`: the one its dtype_by axis picks, else the declared one."""
+        by = getattr(arg, "dtype_by", None)
+        return arg.dtype if by is None else by.dtypes[workload.axes[by.axis]]
 
     def flops(self, workload: Workload) -> float:
         return float(expressions.evaluate(self.spec.roofline.flops, workload.axes))

@@ -194,8 +194,9 @@ class WorkloadChecker:
                 f"the task's inputs.py gave {arg.name} as {len(value)} tensors of {sum(t.numel() for t in value)} elements; "
                 f"the workload declares {count} of {numel} (at least one)"
             )
-        if any(t.dtype != DTYPES[arg.dtype] or not t.is_contiguous() for t in value):
-            raise TaskFault(f"the task's inputs.py gave an element of {arg.name} that is not a contiguous {arg.dtype} tensor")
+        dtype = self.task.dtype_of(arg, self.workload)
+        if any(t.dtype != DTYPES[dtype] or not t.is_contiguous() for t in value):
+            raise TaskFault(f"the task's inputs.py gave an element of {arg.name} that is not a contiguous {dtype} tensor")
         shapes = [tuple(t.shape) for t in value]
         if self.list_shapes.setdefault(arg.name, shapes) != shapes:
             raise TaskFault(f"the task's inputs.py gave {arg.name} other element shapes at another trial of one workload")
