@@ -437,8 +437,8 @@ class TaskSpec(_Strict):
                 for constraint in self.signature.constraints:
                     if not expressions.evaluate(constraint, workload.axes, allow_compare=True):
                         raise ValueError(f"{group}: workload {workload.name!r} breaks {constraint!r}")
-                for arg in [*self.signature.inputs, *self.signature.outputs]:
-                    by = getattr(arg, "dtype_by", None)
+                for arg in self.signature.inputs:
+                    by = arg.dtype_by if isinstance(arg, TensorLike) else None
                     if by is not None and workload.axes[by.axis] not in by.dtypes:
                         raise ValueError(
                             f"{group}: workload {workload.name!r} gives {by.axis} = {workload.axes[by.axis]}, which "
@@ -496,9 +496,9 @@ class Task(BaseModel):
             return smoke
         return self.spec.tolerance
 
-    def dtype_of(self, arg: TensorArg | TensorListArg | OutputSpec, workload: Workload) -> TensorDtype:
-        """The argument's dtype at `workload`: the one its dtype_by axis picks, else the declared one."""
-        by = getattr(arg, "dtype_by", None)
+    def dtype_of(self, arg: TensorArg | TensorListArg, workload: Workload) -> TensorDtype:
+        """The input's dtype at `workload`: the one its dtype_by axis picks, else the declared one."""
+        by = arg.dtype_by
         return arg.dtype if by is None else by.dtypes[workload.axes[by.axis]]
 
     def flops(self, workload: Workload) -> float:
