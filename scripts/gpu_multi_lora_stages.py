@@ -13,10 +13,10 @@ from pathlib import Path
 
 import torch
 import triton
+from gpu_timing import median_ms
 
 from workbench.harness.protocol.task_files import import_file
 
-FLUSH = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
 FP8_SHAPES = (
     (64, 256, 256),
     (72, 384, 384),
@@ -26,22 +26,6 @@ FP8_SHAPES = (
     (64, 512, 1024),
     (128, 7168, 2048),
 )
-
-
-def median_us(fn, calls: int = 30) -> float:  # type: ignore[no-untyped-def]
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(calls):
-        FLUSH.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2] * 1e3
 
 
 def fp8_library() -> None:
@@ -82,10 +66,10 @@ def multi_lora_stages() -> None:
                 SEG_PAD=pad, num_warps=cfg.num_warps,
             )  # fmt: skip
 
-        whole = median_us(lambda: ex.run(**m))
+        whole = 1e3 * median_ms(lambda: ex.run(**m), calls=30)
         print(
-            f"multi_lora {workload['name']}: run {whole:.1f} us, shrink {median_us(shrink):.1f}, "
-            f"expand {median_us(expand):.1f}, base->y copy {median_us(lambda: y.copy_(base)):.1f}"
+            f"multi_lora {workload['name']}: run {whole:.1f} us, shrink {1e3 * median_ms(shrink, calls=30):.1f}, "
+            f"expand {1e3 * median_ms(expand, calls=30):.1f}, base->y copy {1e3 * median_ms(lambda: y.copy_(base), calls=30):.1f}"
         )
 
 

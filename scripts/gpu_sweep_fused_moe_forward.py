@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 import torch
+from gpu_timing import median_ms
 
 TASK = Path("tasks/fused_moe_forward")
 CAP_S = 20.0  # seconds of sweeping per workload
@@ -27,23 +28,6 @@ def module(name):
 reference, inputs, expert = module("reference"), module("inputs"), module("expert")
 spec = tomllib.loads((TASK / "task.toml").read_text())
 bound = spec["tolerance"]["matrix_rel_fro"]
-scratch = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
-
-
-def median_ms(fn, calls=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(calls):
-        scratch.fill_(1)  # evicts L2 (50 MB) between calls
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
 
 
 def worst_row(out, want):

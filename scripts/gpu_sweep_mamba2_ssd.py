@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 import torch
+from gpu_timing import median_ms
 
 
 def load(name):
@@ -19,26 +20,8 @@ def load(name):
 
 
 ref, inp, ex = load("reference"), load("inputs"), load("expert")
-flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
 task = tomllib.loads(Path("tasks/mamba2_ssd/task.toml").read_text())
 bound = task["tolerance"]["matrix_rel_fro"]
-
-
-def t_ms(fn, n=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(n):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def worst(got, want):
@@ -75,7 +58,7 @@ for wl in task["workloads"]:
         try:
             y, state = ex.run(**made)
             errs = (worst(y, want_y), worst(state, want_state))
-            rows.append((t_ms(lambda: ex.run(**made)), errs, cfg))
+            rows.append((median_ms(lambda: ex.run(**made)), errs, cfg))
         except Exception as exc:  # a config out of registers or shared memory
             print(f"  {name} {cfg} FAILED {type(exc).__name__}: {str(exc)[:100]}")
         if time.time() - started > 20:
@@ -83,7 +66,7 @@ for wl in task["workloads"]:
             break
     ex.H200_CONFIGS[key] = current
     rows.sort(key=lambda r: r[0])
-    reference_ms = t_ms(lambda: ref.reference(**made), n=5)
+    reference_ms = median_ms(lambda: ref.reference(**made), calls=5)
     y_r, s_r = ref.reference(**made)
     now = [r for r in rows if r[2] == current]
     print(

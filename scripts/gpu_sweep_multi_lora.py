@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 import torch
+from gpu_timing import median_ms
 
 from workbench.harness.protocol.task_files import import_file
 
@@ -19,7 +20,6 @@ TASK = Path("tasks/multi_lora")
 ref = import_file(TASK / "reference.py", "_sweep_ml_reference")
 inp = import_file(TASK / "inputs.py", "_sweep_ml_inputs")
 ex = import_file(TASK / "expert.py", "_sweep_ml_expert")
-FLUSH = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
 C = ex.Config
 CANDIDATES = {
     "t4096_a8_r16": [C(bm, 128, bn, 1, nw, cb) for bn, cb, bm, nw in itertools.product((256, 128), (2, 4, 1), (32, 64), (4, 8))],
@@ -30,22 +30,6 @@ CANDIDATES = {
         C(bm, 128, bn, 1, nw, cb) for bn, cb, bm, nw in itertools.product((256, 128), (2, 4, 8), (32, 64, 128), (8, 4))
     ],
 }
-
-
-def median_ms(fn, calls: int = 25) -> float:  # type: ignore[no-untyped-def]
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(calls):
-        FLUSH.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
 
 
 def main() -> None:
@@ -60,7 +44,7 @@ def main() -> None:
             ex.H200_CONFIGS[key] = cfg
             try:
                 err = ((ex.run(**made).double() - want).norm() / want.norm()).item()
-                rows.append((median_ms(lambda: ex.run(**made)), err, cfg))
+                rows.append((median_ms(lambda: ex.run(**made), calls=25), err, cfg))
             except Exception as exc:  # a config that does not compile (shared memory, registers)
                 print(name, cfg, "failed:", type(exc).__name__, str(exc)[:100])
             if time.time() - started > 60:

@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 import torch
+from gpu_timing import median_ms
 
 TASK = Path("tasks/splitk_gemm")
 CAP_S = 55.0  # per workload
@@ -26,24 +27,6 @@ def load(name):
 
 
 ref, inp, ex = load("reference"), load("inputs"), load("expert")
-flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
-
-
-def median_ms(fn, n=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(n):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 spec = tomllib.loads((TASK / "task.toml").read_text())

@@ -23,18 +23,23 @@ L1, algorithm: *the WY/UT representation with a chunk-local triangular solve.*
     and ``A`` masks are materialised in float32, and its chunk loop issues about ten launches per chunk.
 
 L2, dataflow: *three passes: the WY factors, the chunk states, the outputs.*
-    * ``_wy_kernel``, grid (chunks, B H): kn, the gates, ``A``, ``T``, then ``W = T (beta exp(G) kn)`` and
-      ``U = T (beta v)`` in bfloat16. Fully parallel.
+    * ``_wy_kernel``, grid (chunks, B H): the gates, ``A``, ``T``, then ``W = T (beta exp(G) kn)``,
+      ``U = T (beta v)`` and the decayed keys ``Kd = kn exp(G_last - G)`` in bfloat16. Fully parallel.
     * ``_state_kernel``, grid (value blocks, B H): the only sequential pass. A program keeps its slice
       ``S [D, BV]`` of one head's state in registers (float32) and walks the chunks: it stores ``S`` (bfloat16,
       the state entering the chunk), forms ``V' = U - W S`` (stored, bfloat16) and moves on with
-      ``S = exp(G_last) S + (kn exp(G_last - G))^T V'``; at the end it writes ``final_state``. Splitting the
-      value columns is free (the columns of ``S`` evolve independently) and gives the pass its parallelism.
+      ``S = exp(G_last) S + Kd^T V'``; at the end it writes ``final_state``. Splitting the value columns is
+      free (the columns of ``S`` evolve independently) and gives the pass its parallelism. It recomputes
+      nothing: every norm and decay it needs comes ready from the WY pass (storing ``Kd`` costs one write
+      and one read of a key-sized tensor, and takes a ``[BT, D]`` float32 normalisation off the chain of
+      dependent chunk steps; at D = 256 that tile alone was 128 registers a thread).
     * ``_output_kernel``, grid (chunks, B H, value blocks): ``o = D^-0.5 [(qn exp(G)) S + (causal qn kn^T
       exp(G_i - G_j)) V']``, fully parallel again.
-    q, k and g are re-read and the norms and cumulative sums recomputed in each pass (cheaper than storing
-    them); the scratch is W, U, V' (bfloat16, ``[B, H, T, D]`` each) and the chunk states (``2 D^2`` bytes per
-    chunk and head).
+    The l2norm is a row scaling, so the WY and output passes never form normalised copies: they feed the raw
+    bfloat16 rows to the tensor cores ``BK`` channels at a time, accumulate the squared norms beside the
+    products, and scale the ``[BT, BT]`` and ``[BT, BV]`` results by ``1 / |row|`` at the end (registers stay
+    ``[BT, BK]`` at any D). The scratch is W, U, Kd, V' (bfloat16, ``[B, H, T, D]`` each) and the chunk
+    states (``2 D^2`` bytes per chunk and head).
 
 L3, low-level: *the triangular solve as 16 x 16 forward substitutions and a nilpotent product.*
     ``_unit_lower_inverse``: the chunk's ``BT x BT`` system is cut into ``BS x BS`` diagonal blocks (16 on the
@@ -44,7 +49,7 @@ L3, low-level: *the triangular solve as 16 x 16 forward substitutions and a nilp
     nilpotent: ``P^NB = 0``), ``(I + A)^-1 = (I - P)(I + P^2)(I + P^4)... Dinv``: ``2 log2(NB)`` products
     of ``BT x BT`` tiles on the tensor cores (tf32). Every other product is a bfloat16 ``tl.dot`` with
     float32 accumulation; the exponentials are masked before they are taken (no ``exp`` of a positive
-    difference, which overflows where the decay is fast). ``config_for`` fixes the chunk, the value blocks
+    difference, which overflows where the decay is fast). ``config_for`` fixes the chunk, the channel and value blocks
     and the warps per registered shape; under the interpreter (CPU) the chunk is 16 with blocks of 8, so the
     smoke workloads run several chunks, several diagonal blocks and several value blocks.
 
@@ -65,6 +70,7 @@ EPS = tl.constexpr(1e-6)  # the l2norm's epsilon, inside the square root (as the
 class Config(NamedTuple):
     chunk: int  # tokens per chunk (BT)
     block: int  # rows of the diagonal blocks inverted by forward substitution (BS)
+    block_k: int  # key channels per step of the WY and output passes' loops over D (BK)
     state_block_v: int  # value columns of the state per program in the sequential pass
     out_block_v: int  # value columns of o per program in the output pass
     wy_warps: int
@@ -73,34 +79,28 @@ class Config(NamedTuple):
     state_stages: int = 2
 
 
-# (B, H, T, D) -> configuration on an H200 (132 SMs). Value blocks of 32 give the sequential pass 4 programs
-# per head (128 and 1024 programs); scripts/gpu_sweep_gated_deltanet.py times the alternatives. 4 warps in the
-# WY pass: with 8 warps and output blocks of 32 the compiled kernels gave NaNs and then an illegal memory access
-# on the H200 (Triton 3.6; every kernel alone, and the inverse at 8 warps, checked out), so 8 are not used.
+# (B, H, T, D) -> configuration. Swept on an H100 (scripts/gpu_profile_gated_deltanet.py --sweep, 2026-12-06: each
+# pass timed alone): channel blocks of 128 in the WY and output loops; the sequential pass in value blocks of 16
+# at D = 128 (8 programs per head: 256 programs) and of 64 at D = 256 (4 per head, 512 programs; blocks of 32
+# spend more on re-reading W and the decayed keys than they gain in parallelism); the output pass one program per
+# chunk and 128 value columns (q and k read once at D = 128). 4 warps in every pass: with 8 warps and output
+# blocks of 32 the WY pass gave NaNs and then an illegal memory access on the H200 (Triton 3.6, earlier kernels;
+# every kernel alone, and the inverse at 8 warps, checked out), and 8 in the output pass were slower anyway.
 H200_CONFIGS: dict[tuple[int, int, int, int], Config] = {
-    (2, 16, 4096, 128): Config(64, 16, 32, 64, 4, 4, 4),
-    (1, 32, 16384, 128): Config(64, 16, 32, 64, 4, 4, 4),
-    (8, 16, 2048, 256): Config(64, 16, 32, 64, 4, 4, 4),
+    (2, 16, 4096, 128): Config(64, 16, 128, 16, 128, 4, 4, 4),
+    (1, 32, 16384, 128): Config(64, 16, 128, 16, 128, 4, 4, 4),
+    (8, 16, 2048, 256): Config(64, 16, 128, 64, 128, 4, 4, 4),
 }
 
 
 def config_for(B: int, H: int, T: int, D: int, device: torch.device) -> Config:
     """Fixed launch configuration (no run-time autotuning)."""
     if device.type != "cuda":
-        return Config(16, 8, 16, 16, 4, 4, 4, 1)
+        return Config(16, 8, min(D, 16), 16, 16, 4, 4, 4, 1)
     found = H200_CONFIGS.get((B, H, T, D))
     if found is not None:
         return found
-    return Config(64, 16, 32, 64, 4, 4, 4)
-
-
-@triton.jit
-def _normalised_rows(ptr, bh, rows, T, D: tl.constexpr):
-    """Rows ``rows`` of head ``bh`` of a [B H, T, D] tensor, l2-normalised in float32 (zeros past T)."""
-    cols = tl.arange(0, D)
-    x = tl.load(ptr + (bh * T + rows[:, None]).to(tl.int64) * D + cols[None, :], mask=(rows < T)[:, None], other=0.0)
-    x = x.to(tl.float32)
-    return x * tl.rsqrt(tl.sum(x * x, axis=1) + EPS)[:, None]
+    return Config(64, 16, min(D, 128), min(D, 32), min(D, 128), 4, 4, 4)
 
 
 @triton.jit
@@ -142,38 +142,54 @@ def _unit_lower_inverse(a, BT: tl.constexpr, BS: tl.constexpr, LOG_NB: tl.conste
 
 @triton.jit
 def _wy_kernel(
-    k_ptr, v_ptr, g_ptr, beta_ptr, w_ptr, u_ptr, T,
-    D: tl.constexpr, BT: tl.constexpr, BS: tl.constexpr, LOG_NB: tl.constexpr,
+    k_ptr, v_ptr, g_ptr, beta_ptr, w_ptr, u_ptr, kd_ptr, T,
+    D: tl.constexpr, BT: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, LOG_NB: tl.constexpr,
 ):  # fmt: skip
-    """Per chunk: W = T (beta exp(G) kn) and U = T (beta v), T = (I + A)^-1 (bfloat16, [B H, T, D])."""
+    """Per chunk: W = T (beta exp(G) kn), U = T (beta v) with T = (I + A)^-1, and the decayed keys
+    kn exp(G_last - G) the state pass needs (bfloat16, [B H, T, D] each)."""
     bh = tl.program_id(1)
     rows = tl.program_id(0) * BT + tl.arange(0, BT)
     valid = rows < T
-    cols = tl.arange(0, D)
-    where = (bh * T + rows[:, None]).to(tl.int64) * D + cols[None, :]
-    kn = _normalised_rows(k_ptr, bh, rows, T, D)
-    v = tl.load(v_ptr + where, mask=valid[:, None], other=0.0).to(tl.float32)
+    row_base = (bh * T + rows[:, None]).to(tl.int64) * D
     beta = tl.load(beta_ptr + bh * T + rows, mask=valid, other=0.0).to(tl.float32)
-    gc, _ = _decay_cumsum(g_ptr, bh, rows, T)
-    k16 = kn.to(tl.bfloat16)
+    gc, g_last = _decay_cumsum(g_ptr, bh, rows, T)
+    # The raw keys' Gram matrix and squared norms, BK channels at a time (registers stay [BT, BK] at any D).
+    # l2norm is a row scaling, so kn kn^T = diag(r) (k k^T) diag(r) with r = 1 / |k|: the bfloat16 keys go
+    # into the tensor cores as they are, no rounding of a normalised copy.
+    gram = tl.zeros([BT, BT], dtype=tl.float32)
+    sq = tl.zeros([BT], dtype=tl.float32)
+    for d0 in tl.static_range(0, D, BK):
+        kb = tl.load(k_ptr + row_base + d0 + tl.arange(0, BK)[None, :], mask=valid[:, None], other=0.0)
+        gram = tl.dot(kb, tl.trans(kb), gram)
+        kf = kb.to(tl.float32)
+        sq += tl.sum(kf * kf, axis=1)
+    r = tl.rsqrt(sq + EPS)
     i = tl.arange(0, BT)[:, None]
     j = tl.arange(0, BT)[None, :]
     decay = tl.exp(tl.where(j < i, gc[:, None] - gc[None, :], float("-inf")))  # strictly lower, masked before exp
-    a = beta[:, None] * tl.dot(k16, tl.trans(k16)) * decay
+    a = (beta * r)[:, None] * gram * r[None, :] * decay
     t16 = _unit_lower_inverse(a, BT, BS, LOG_NB).to(tl.bfloat16)
-    w = tl.dot(t16, (kn * (beta * tl.exp(gc))[:, None]).to(tl.bfloat16))
-    u = tl.dot(t16, (v * beta[:, None]).to(tl.bfloat16))
-    tl.store(w_ptr + where, w.to(tl.bfloat16), mask=valid[:, None])
-    tl.store(u_ptr + where, u.to(tl.bfloat16), mask=valid[:, None])
+    w_scale = (r * beta * tl.exp(gc))[:, None]
+    kd_scale = (r * tl.exp(g_last - gc))[:, None]
+    for d0 in tl.static_range(0, D, BK):
+        where = row_base + d0 + tl.arange(0, BK)[None, :]
+        kb = tl.load(k_ptr + where, mask=valid[:, None], other=0.0).to(tl.float32)
+        w = tl.dot(t16, (kb * w_scale).to(tl.bfloat16))
+        tl.store(w_ptr + where, w.to(tl.bfloat16), mask=valid[:, None])
+        tl.store(kd_ptr + where, (kb * kd_scale).to(tl.bfloat16), mask=valid[:, None])
+        vb = tl.load(v_ptr + where, mask=valid[:, None], other=0.0).to(tl.float32)
+        u = tl.dot(t16, (vb * beta[:, None]).to(tl.bfloat16))
+        tl.store(u_ptr + where, u.to(tl.bfloat16), mask=valid[:, None])
 
 
 @triton.jit
 def _state_kernel(
-    k_ptr, g_ptr, w_ptr, u_ptr, vnew_ptr, states_ptr, final_ptr, T, NT,
+    kd_ptr, g_ptr, w_ptr, u_ptr, vnew_ptr, states_ptr, final_ptr, T, NT,
     D: tl.constexpr, BT: tl.constexpr, BV: tl.constexpr,
 ):  # fmt: skip
     """The sequential pass for value columns [BV block] of one head: per chunk, store the entering state S,
-    V' = U - W S (stored), S = exp(G_last) S + (kn exp(G_last - G))^T V'; then the final state (float32)."""
+    V' = U - W S (stored), S = exp(G_last) S + Kd^T V' with the decayed keys Kd from the WY pass; then the
+    final state (float32). Nothing is recomputed here: this pass is the one that runs chunk after chunk."""
     bh = tl.program_id(1)
     cols = tl.arange(0, D)
     vcols = tl.program_id(0) * BV + tl.arange(0, BV)
@@ -182,41 +198,56 @@ def _state_kernel(
         rows = c * BT + tl.arange(0, BT)
         valid = rows < T
         tl.store(states_ptr + ((bh * NT + c) * D + cols[:, None]).to(tl.int64) * D + vcols[None, :], state.to(tl.bfloat16))
-        kn = _normalised_rows(k_ptr, bh, rows, T, D)
-        gc, g_last = _decay_cumsum(g_ptr, bh, rows, T)
+        g_last = tl.sum(tl.load(g_ptr + bh * T + rows, mask=valid, other=0.0), axis=0)
         row_base = (bh * T + rows[:, None]).to(tl.int64) * D
         w = tl.load(w_ptr + row_base + cols[None, :], mask=valid[:, None], other=0.0)
         u = tl.load(u_ptr + row_base + vcols[None, :], mask=valid[:, None], other=0.0).to(tl.float32)
         v_new = (u - tl.dot(w, state.to(tl.bfloat16))).to(tl.bfloat16)
         tl.store(vnew_ptr + row_base + vcols[None, :], v_new, mask=valid[:, None])
-        k_decayed = (kn * tl.exp(g_last - gc)[:, None]).to(tl.bfloat16)
-        state = state * tl.exp(g_last) + tl.dot(tl.trans(k_decayed), v_new)
+        kd = tl.load(kd_ptr + row_base + cols[None, :], mask=valid[:, None], other=0.0)
+        state = state * tl.exp(g_last) + tl.dot(tl.trans(kd), v_new)
     tl.store(final_ptr + (bh * D + cols[:, None]).to(tl.int64) * D + vcols[None, :], state)
 
 
 @triton.jit
 def _output_kernel(
     q_ptr, k_ptr, g_ptr, vnew_ptr, states_ptr, o_ptr, T, NT, scale,
-    D: tl.constexpr, BT: tl.constexpr, BV: tl.constexpr,
+    D: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
 ):  # fmt: skip
     """o = scale [(qn exp(G)) S + (causal qn kn^T exp(G_i - G_j)) V'] for one chunk and BV value columns."""
     c = tl.program_id(0)
     bh = tl.program_id(1)
     rows = c * BT + tl.arange(0, BT)
     valid = rows < T
-    cols = tl.arange(0, D)
     vcols = tl.program_id(2) * BV + tl.arange(0, BV)
-    qn = _normalised_rows(q_ptr, bh, rows, T, D) * scale
-    kn = _normalised_rows(k_ptr, bh, rows, T, D)
+    row_base = (bh * T + rows[:, None]).to(tl.int64) * D
     gc, _ = _decay_cumsum(g_ptr, bh, rows, T)
+    q_decay = tl.exp(gc)[:, None]
+    # Over D, BK channels at a time: the raw q k^T, both squared norms and (q exp(G)) S; the l2norms are row
+    # scalings applied once at the end (as in the WY pass).
+    qk = tl.zeros([BT, BT], dtype=tl.float32)
+    sq_q = tl.zeros([BT], dtype=tl.float32)
+    sq_k = tl.zeros([BT], dtype=tl.float32)
+    o = tl.zeros([BT, BV], dtype=tl.float32)
+    for d0 in tl.static_range(0, D, BK):
+        kcols = d0 + tl.arange(0, BK)
+        qb = tl.load(q_ptr + row_base + kcols[None, :], mask=valid[:, None], other=0.0)
+        kb = tl.load(k_ptr + row_base + kcols[None, :], mask=valid[:, None], other=0.0)
+        qk = tl.dot(qb, tl.trans(kb), qk)
+        qf = qb.to(tl.float32)
+        kf = kb.to(tl.float32)
+        sq_q += tl.sum(qf * qf, axis=1)
+        sq_k += tl.sum(kf * kf, axis=1)
+        state = tl.load(states_ptr + ((bh * NT + c) * D + kcols[:, None]).to(tl.int64) * D + vcols[None, :])
+        o = tl.dot((qf * q_decay).to(tl.bfloat16), state, o)
+    r_q = tl.rsqrt(sq_q + EPS) * scale
+    r_k = tl.rsqrt(sq_k + EPS)
     i = tl.arange(0, BT)[:, None]
     j = tl.arange(0, BT)[None, :]
     decay = tl.exp(tl.where(j <= i, gc[:, None] - gc[None, :], float("-inf")))  # causal, diagonal included
-    scores = tl.dot(qn.to(tl.bfloat16), tl.trans(kn.to(tl.bfloat16))) * decay
-    state = tl.load(states_ptr + ((bh * NT + c) * D + cols[:, None]).to(tl.int64) * D + vcols[None, :])
-    row_base = (bh * T + rows[:, None]).to(tl.int64) * D
+    scores = r_q[:, None] * qk * r_k[None, :] * decay
     v_new = tl.load(vnew_ptr + row_base + vcols[None, :], mask=valid[:, None], other=0.0)
-    o = tl.dot((qn * tl.exp(gc)[:, None]).to(tl.bfloat16), state)
+    o = o * r_q[:, None]
     o = tl.dot(scores.to(tl.bfloat16), v_new, o)
     tl.store(o_ptr + row_base + vcols[None, :], o.to(tl.bfloat16), mask=valid[:, None])
 
@@ -235,18 +266,21 @@ def run(
     log_nb = (cfg.chunk // cfg.block).bit_length() - 1
     w = torch.empty_like(k)
     u = torch.empty_like(v)
+    k_decayed = torch.empty_like(k)
     v_new = torch.empty_like(v)
     states = torch.empty((B, H, nt, D, D), dtype=torch.bfloat16, device=q.device)
     o = torch.empty_like(q)
     final = torch.empty((B, H, D, D), dtype=torch.float32, device=q.device)
     _wy_kernel[(nt, B * H)](
-        k, v, g, beta, w, u, T, D=D, BT=cfg.chunk, BS=cfg.block, LOG_NB=log_nb, num_warps=cfg.wy_warps,
+        k, v, g, beta, w, u, k_decayed, T,
+        D=D, BT=cfg.chunk, BS=cfg.block, BK=cfg.block_k, LOG_NB=log_nb, num_warps=cfg.wy_warps,
     )  # fmt: skip
     _state_kernel[(D // cfg.state_block_v, B * H)](
-        k, g, w, u, v_new, states, final, T, nt,
+        k_decayed, g, w, u, v_new, states, final, T, nt,
         D=D, BT=cfg.chunk, BV=cfg.state_block_v, num_warps=cfg.state_warps, num_stages=cfg.state_stages,
     )  # fmt: skip
     _output_kernel[(nt, B * H, D // cfg.out_block_v)](
-        q, k, g, v_new, states, o, T, nt, D**-0.5, D=D, BT=cfg.chunk, BV=cfg.out_block_v, num_warps=cfg.out_warps,
+        q, k, g, v_new, states, o, T, nt, D**-0.5,
+        D=D, BT=cfg.chunk, BK=cfg.block_k, BV=cfg.out_block_v, num_warps=cfg.out_warps,
     )  # fmt: skip
     return o, final
