@@ -138,6 +138,25 @@ def test_expert_and_naive_match_exact(axes: dict[str, int], interpreter_fixed: N
             assert worst((o, state), want, call) < 0.5 * BOUND, solution.__name__
 
 
+@pytest.mark.slow  # kernels under the interpreter, in process
+@pytest.mark.parametrize("segment", [16, 48, 0])
+def test_expert_sequence_segments_carry_the_state(segment: int, interpreter_fixed: None) -> None:
+    """Segments of one chunk, of three (the last ragged) and the whole sequence in one program: each segment's
+    entering state comes from every earlier segment's contribution, with and without fast decays."""
+    made = inputs.make_inputs({"B": 1, "H": 2, "T": 100, "D": 16}, seed=5, device="cpu")
+    scaled = dict(made, g=made["g"] * 30.0)  # decays that wipe a segment's past: the carry must not blow up
+    for call in (made, scaled):
+        want = reference.exact(**call)
+        got = expert.chunk_gla(*(call[n] for n in ("q", "k", "v", "g")), expert.Config(16, 16, 4, 1, segment))
+        assert worst(got, want, call) < 0.5 * BOUND
+
+
+def test_expert_refuses_a_segment_that_splits_a_chunk() -> None:
+    made = inputs.make_inputs({"B": 1, "H": 1, "T": 64, "D": 16}, seed=1, device="cpu")
+    with pytest.raises(ValueError, match="multiple of the chunk"):
+        expert.chunk_gla(*(made[n] for n in ("q", "k", "v", "g")), expert.Config(16, 16, 4, 1, 24))
+
+
 def test_registered_shapes_have_configs() -> None:
     for workload in TASK.spec.workloads:
         B, H, T, D = (workload.axes[a] for a in ("B", "H", "T", "D"))
@@ -145,5 +164,6 @@ def test_registered_shapes_have_configs() -> None:
         cfg = expert.config_for(B * H, T, D, interpret=False)
         assert D % cfg.block_v == 0 and cfg.block_v >= 16 and cfg.block_t >= 32
         assert B * H * D // cfg.block_v >= 128  # programs for the 132 SMs
+        assert cfg.segment % cfg.block_t == 0 and cfg.segment < T
     assert expert.config_for(8, 40, 32, interpret=True).block_t == 16
     assert expert.config_for(32, 1000, 128, interpret=False).block_v == 32  # the rule off the table: 128 programs

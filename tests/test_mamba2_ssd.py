@@ -86,6 +86,30 @@ def test_expert_and_naive_match_exact(axes: dict[str, int], interpreter_fixed: N
         assert float(tokens.max()) < 0.6 * bound and float(heads.max()) < 0.6 * bound, solution.__name__
 
 
+@pytest.mark.slow  # kernels under the interpreter, in process
+@pytest.mark.parametrize("segment", [32, 64, 0])
+def test_expert_sequence_segments_carry_the_state(segment: int, interpreter_fixed: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segments of one chunk, of two (the last ragged) and the whole sequence in one program: each segment's
+    entering state comes from every earlier segment's contribution."""
+    cfg = expert.Config(chunk=32, block_m=16, block_p=16, num_warps=4, num_stages=1, segment=segment)
+    monkeypatch.setattr(expert, "config_for", lambda *_: cfg)
+    made = inputs.make_inputs({"B": 1, "T": 100, "H": 2, "P": 16, "G": 1, "N": 16}, seed=3, device="cpu")
+    want_y, want_state = reference.exact(**made)
+    y, state = expert.run(**made)
+    tokens = (y.double() - want_y).flatten(2).norm(dim=-1) / want_y.flatten(2).norm(dim=-1)
+    heads = (state.double() - want_state).flatten(2).norm(dim=-1) / want_state.flatten(2).norm(dim=-1)
+    bound = TASK.spec.tolerance.matrix_rel_fro or 0.0
+    assert float(tokens.max()) < 0.6 * bound and float(heads.max()) < 0.6 * bound
+
+
+def test_expert_refuses_a_segment_that_splits_a_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = expert.Config(chunk=32, block_m=16, block_p=16, num_warps=4, num_stages=1, segment=48)
+    monkeypatch.setattr(expert, "config_for", lambda *_: cfg)
+    made = inputs.make_inputs({"B": 1, "T": 100, "H": 2, "P": 16, "G": 1, "N": 16}, seed=3, device="cpu")
+    with pytest.raises(ValueError, match="multiple of the chunk"):
+        expert.run(**made)
+
+
 def test_registered_shapes_have_configs_and_floors() -> None:
     cuda = torch.device("cuda")
     for workload in TASK.spec.workloads:

@@ -21,12 +21,20 @@ matmuls, the state update) and passes the state through memory: ``T / 64`` itera
   only across chunks, and only through the cheap elementwise ``exp(G_last) S``: the four products of a
   chunk do not wait on each other.
 
-* **The state stays on chip (L2).**  One program owns one ``(b, h)`` and one block of ``BV`` value
-  columns and walks the chunks in order, keeping its ``[D, BV]`` slice of the state in registers in
-  float32 from the first chunk to the last; only the final state is written (once). Nothing else is
-  materialised: no per-chunk states in memory, no ``[T, T]`` or ``[B, H, 64, 64]`` intermediates.
-  q, k and g are read by the ``D / BV`` programs of a head at about the same time (neighbouring
-  programs on the grid's fast axis), so the repeats come from L2.
+* **The state stays on chip (L2).**  One program owns one ``(b, h)``, one block of ``BV`` value columns
+  and one segment of the sequence, and walks the segment's chunks in order, keeping its ``[D, BV]`` slice
+  of the state in registers in float32; no per-chunk states go to memory, no ``[T, T]`` or
+  ``[B, H, 64, 64]`` intermediates. q, k and g are read by the ``D / BV`` programs of a head at about the
+  same time (neighbouring programs on the grid's fast axis), so the repeats come from L2.
+
+* **Sequence segments for few heads and long sequences (L2).**  With the whole sequence in one program a
+  32-head workload has 128 programs, one per SM, each a chain of hundreds of dependent chunk steps: the SMs
+  wait on latency. The state update is linear, so the sequence is cut into segments of ``segment`` steps:
+  a first, lighter pass (``_segment_state_kernel``: keys and values only, one product a chunk) computes
+  each segment's own contribution ``L_s`` from a zero state and its total decay; the main pass starts each
+  segment from ``S = sum_{r < s} (decay of segments r+1 .. s-1) L_r``, a few float32 ``[D, BV]`` tiles,
+  and every segment runs in parallel. Segments cost one extra read of k and v and ``4 D^2`` bytes per
+  segment and head; they multiply the programs by the number of segments.
 
 * **Gate cumulative sums in the kernel (L2).**  ``g`` is read raw; each chunk's cumulative sum is a
   ``tl.cumsum`` in float32 on chip, in base 2 (``g * log2(e)``, then ``exp2``). Every exponent is a
@@ -70,22 +78,26 @@ class Config:
     block_v: int  # value columns (and state columns) per program
     num_warps: int
     num_stages: int  # software-pipelining depth of the chunk loads
+    segment: int = 0  # steps per sequence segment (a multiple of block_t); 0: the whole sequence in one program
 
 
-# The registered workloads on an H200, keyed by (B * H, T, D). Programs = B H D / BV: 128 for the two
-# 32-head workloads (one per SM; a smaller BV would give more programs but recompute q k^T once more per
-# program), 256 for the 128-head one. The [D, BV] float32 state slice and the [BT, BV] accumulator are
-# 32-64 registers per thread at 4 warps.
+# The registered workloads on an H200, keyed by (B * H, T, D). Programs = B H (D / BV) (T / segment): 128 for the
+# two 32-head workloads with the whole sequence in one program (one per SM), 256 for the 128-head one. The
+# [D, BV] float32 state slice and the [BT, BV] accumulator are 32-64 registers per thread at 4 warps. Segments
+# (`segment` > 0) are built and tested under the interpreter but not yet timed on a GPU, so the measured
+# whole-sequence configs stay (scripts/gpu_sweep_chunked_gla.py sweeps both).
 H200_CONFIGS: dict[tuple[int, int, int], Config] = {
     (32, 2048, 128): Config(64, 32, 4, 2),
     (128, 4096, 128): Config(64, 64, 4, 2),
     (32, 32768, 64): Config(64, 16, 4, 2),
 }
-INTERPRET_CONFIG = Config(16, 16, 4, 1)  # several chunks, a ragged last one and two value blocks at D = 32
+# Several chunks, a ragged last one, two value blocks at D = 32 and segments of two chunks (T = 40: two, the
+# second ragged).
+INTERPRET_CONFIG = Config(16, 16, 4, 1, 32)
 
 
 def config_for(BH: int, T: int, D: int, interpret: bool = _INTERPRET) -> Config:
-    """The launch configuration for a shape: the table above, else the same rules (programs >= 128)."""
+    """The launch configuration for a shape: the table above, else the same rule (programs >= 128)."""
     if interpret:
         return INTERPRET_CONFIG
     if (BH, T, D) in H200_CONFIGS:
@@ -97,28 +109,55 @@ def config_for(BH: int, T: int, D: int, interpret: bool = _INTERPRET) -> Config:
 
 
 # ----------------------------------------------------------------------------
-# Kernel
+# Kernels
 # ----------------------------------------------------------------------------
 @triton.jit
-def _chunk_gla_fwd_kernel(
-    q_ptr,
-    k_ptr,
-    v_ptr,
-    g_ptr,
-    o_ptr,
-    state_ptr,
-    T,
-    scale,
-    D: tl.constexpr,
-    BT: tl.constexpr,
-    BV: tl.constexpr,
-):
-    """One program = one ``(b, h)`` and value columns ``[i_v BV, (i_v + 1) BV)``, over all chunks in order.
+def _segment_state_kernel(
+    k_ptr, v_ptr, g_ptr, local_ptr, decay_ptr, T, NSEG,
+    D: tl.constexpr, BT: tl.constexpr, BV: tl.constexpr, SEG: tl.constexpr,
+):  # fmt: skip
+    """Pass 1 (segmented sequences only): what one segment adds to the state, from a zero state at its start,
+    ``L = sum_t exp(G_end - G_t) k_t^T v_t`` for value columns ``[i_v BV, (i_v + 1) BV)``, and the segment's
+    total log2 decay. Grid ``(D / BV, segments, B * H)``; no q, no outputs: one product per chunk."""
+    i_v = tl.program_id(0)
+    seg = tl.program_id(1)
+    bh = tl.program_id(2).to(tl.int64)
+    qk_base = bh * T * D
+    offs_t = tl.arange(0, BT)
+    offs_d = tl.arange(0, D)
+    offs_v = i_v * BV + tl.arange(0, BV)
+    state = tl.zeros([D, BV], dtype=tl.float32)
+    total = 0.0
+    for t0 in range(seg * SEG, tl.minimum(seg * SEG + SEG, T), BT):
+        rows = t0 + offs_t
+        ok = rows < T
+        b_g = tl.load(g_ptr + bh * T + rows, mask=ok, other=0.0) * 1.4426950408889634  # log2(e)
+        G = tl.cumsum(b_g, axis=0)
+        G_last = tl.sum(b_g, axis=0)
+        k = tl.load(k_ptr + qk_base + rows[:, None] * D + offs_d[None, :], mask=ok[:, None], other=0.0)
+        v = tl.load(v_ptr + qk_base + rows[:, None] * D + offs_v[None, :], mask=ok[:, None], other=0.0)
+        k_decayed = (k * tl.math.exp2(G_last - G)[:, None]).to(tl.bfloat16)
+        state = state * tl.math.exp2(G_last) + tl.dot(tl.trans(k_decayed), v)
+        total += G_last
+    tl.store(local_ptr + ((bh * NSEG + seg) * D + offs_d[:, None]) * D + offs_v[None, :], state)
+    if i_v == 0:  # the same value in every value block: one of them stores it
+        tl.store(decay_ptr + bh * NSEG + seg, total)
 
-    Grid ``(D / BV, B * H)``: the value blocks of a head are neighbours (they share q, k and g through L2).
+
+@triton.jit
+def _chunk_gla_fwd_kernel(
+    q_ptr, k_ptr, v_ptr, g_ptr, o_ptr, state_ptr, local_ptr, decay_ptr, T, NSEG, scale,
+    D: tl.constexpr, BT: tl.constexpr, BV: tl.constexpr, SEG: tl.constexpr,
+):  # fmt: skip
+    """One program = one ``(b, h)``, one segment of ``SEG`` steps and value columns ``[i_v BV, (i_v + 1) BV)``,
+    over the segment's chunks in order; the last segment writes the final state.
+
+    Grid ``(D / BV, segments, B * H)``: the value blocks of a head are neighbours (they share q, k and g
+    through L2). With one segment the local states are never read (the entering state is zero).
     """
     i_v = tl.program_id(0)
-    bh = tl.program_id(1).to(tl.int64)
+    seg = tl.program_id(1)
+    bh = tl.program_id(2).to(tl.int64)
     qk_base = bh * T * D  # int64: B H T D exceeds 2^31 at the registered shapes
     g_base = g_ptr + bh * T
     offs_t = tl.arange(0, BT)
@@ -126,8 +165,13 @@ def _chunk_gla_fwd_kernel(
     offs_v = i_v * BV + tl.arange(0, BV)
     causal = offs_t[:, None] >= offs_t[None, :]
 
+    # The state entering this segment, from the earlier segments' contributions (pass 1):
+    # S <- 2^(segment decay) S + L_segment, in order. At most a few dozen [D, BV] tiles, all in float32.
     state = tl.zeros([D, BV], dtype=tl.float32)  # S[:, value block] in float32, on chip throughout
-    for t0 in range(0, T, BT):
+    for r in range(seg):
+        local = tl.load(local_ptr + ((bh * NSEG + r) * D + offs_d[:, None]) * D + offs_v[None, :])
+        state = state * tl.math.exp2(tl.load(decay_ptr + bh * NSEG + r)) + local
+    for t0 in range(seg * SEG, tl.minimum(seg * SEG + SEG, T), BT):
         rows = t0 + offs_t
         ok = rows < T
         # the chunk-local cumulative log decay, base 2; steps past T add 0 (their k and v are 0 too)
@@ -151,34 +195,36 @@ def _chunk_gla_fwd_kernel(
         k_decayed = (k * tl.math.exp2(G_last - G)[:, None]).to(tl.bfloat16)
         state = state * tl.math.exp2(G_last) + tl.dot(tl.trans(k_decayed), v)
 
-    state_out = state_ptr + bh * D * D + offs_d[:, None] * D + offs_v[None, :]
-    tl.store(state_out, state)
+    if seg == NSEG - 1:
+        tl.store(state_ptr + bh * D * D + offs_d[:, None] * D + offs_v[None, :], state)
 
 
 # ----------------------------------------------------------------------------
 # Launcher
 # ----------------------------------------------------------------------------
 def chunk_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, cfg: Config) -> Outputs:
-    """The fused chunked kernel with an explicit launch configuration."""
+    """The chunked kernels with an explicit launch configuration."""
     B, H, T, D = q.shape
+    seg = cfg.segment if 0 < cfg.segment < T else triton.cdiv(T, cfg.block_t) * cfg.block_t
+    if seg % cfg.block_t:
+        raise ValueError(f"segment {cfg.segment} is not a multiple of the chunk {cfg.block_t}")
+    nseg = triton.cdiv(T, seg)
     o = torch.empty((B, H, T, D), dtype=torch.bfloat16, device=q.device)
     final_state = torch.empty((B, H, D, D), dtype=torch.float32, device=q.device)
-    grid = (D // cfg.block_v, B * H)
+    # Per (b, h, segment): the segment's own contribution to the state and its total decay (pass 1's output;
+    # one segment needs neither, and gets one-element placeholders).
+    local = torch.empty((B * H, nseg, D, D) if nseg > 1 else (1,), dtype=torch.float32, device=q.device)
+    decays = torch.empty((B * H, nseg) if nseg > 1 else (1,), dtype=torch.float32, device=q.device)
+    grid = (D // cfg.block_v, nseg, B * H)
+    if nseg > 1:
+        _segment_state_kernel[grid](
+            k, v, g, local, decays, T, nseg, D=D, BT=cfg.block_t, BV=cfg.block_v, SEG=seg,
+            num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+        )  # fmt: skip
     _chunk_gla_fwd_kernel[grid](
-        q,
-        k,
-        v,
-        g,
-        o,
-        final_state,
-        T,
-        D**-0.5,
-        D=D,
-        BT=cfg.block_t,
-        BV=cfg.block_v,
-        num_warps=cfg.num_warps,
-        num_stages=cfg.num_stages,
-    )
+        q, k, v, g, o, final_state, local, decays, T, nseg, D**-0.5,
+        D=D, BT=cfg.block_t, BV=cfg.block_v, SEG=seg, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+    )  # fmt: skip
     return o, final_state
 
 

@@ -30,6 +30,12 @@ second time from L2), ``y`` written once, no state ever leaves the chip but the 
     ``[B, H, T]`` (the scan reads a head's steps contiguously), and ``_chunk_cb_kernel`` writes
     ``C_l . B_s`` for the chunk's lower-triangular blocks once per group (fp32, ``L`` values a token): the
     ``H / G`` heads of the group share it instead of each recomputing it.
+    Sequence segments where heads are few and sequences long (B 1, T 32768: 256 programs, each a chain of
+    256 chunk steps): the update is linear, so ``_segment_state_kernel`` first folds each segment of
+    ``segment`` steps into a state from zero (``x`` and ``B`` only, one product a block) with its total
+    decay, and the scan starts each segment from the earlier segments' contributions (a few fp32
+    ``[BLOCK_P, N]`` tiles), all segments in parallel: one more read of ``x`` and ``B`` and ``4 P N`` bytes
+    per segment and head, for as many times the programs.
 
 L3, low-level: *masked exponent before ``exp``, bf16 operands with fp32 accumulation, chunk and tiles per
 shape.* The decay of a step pair is ``exp(where(s <= l, c_l - c_s, -inf))``: the masked half (where
@@ -59,11 +65,14 @@ class Config(NamedTuple):
     block_p: int  # head-dimension columns per program (the state is [block_p, N])
     num_warps: int
     num_stages: int = 2
+    segment: int = 0  # steps per sequence segment scanned by its own programs (a multiple of chunk); 0: whole
 
 
 # (B, T, H, P, G, N) -> configuration on an H200 (132 SMs), the fastest of scripts/gpu_sweep_mamba2_ssd.py's
 # candidates (chunks of 64-256, P blocks of 16-64, 4-8 warps; measured 2026-12-02): with the state in registers
 # the shorter chunks win (less quadratic work, no state traffic to save), and 4 warps beat 8 everywhere.
+# Sequence segments (`segment` > 0) are built and tested under the interpreter but not yet timed on a GPU, so
+# these whole-sequence configs stay (the sweep tries both).
 H200_CONFIGS: dict[tuple[int, int, int, int, int, int], Config] = {
     (4, 4096, 64, 64, 1, 128): Config(64, 64, 64, 4),  # 256 programs of 64 chunks: 566 us (chunk 256: 788 us)
     (1, 32768, 64, 64, 1, 128): Config(128, 64, 16, 4),  # 64 heads x 4 column blocks: 256 programs: 2.49 ms
@@ -73,8 +82,8 @@ H200_CONFIGS: dict[tuple[int, int, int, int, int, int], Config] = {
 
 def config_for(batch: int, T: int, H: int, P: int, G: int, N: int, device: torch.device) -> Config:
     """Fixed launch configuration (no run-time autotuning)."""
-    if device.type != "cuda":
-        return Config(chunk=32, block_m=16, block_p=16, num_warps=4, num_stages=1)
+    if device.type != "cuda":  # segments of two chunks: the smoke workloads run the segmented scan
+        return Config(chunk=32, block_m=16, block_p=16, num_warps=4, num_stages=1, segment=64)
     found = H200_CONFIGS.get((batch, T, H, P, G, N))
     if found is not None:
         return found
@@ -123,13 +132,67 @@ def _chunk_cb_kernel(
 
 
 @triton.jit
-def _ssd_scan_kernel(
-    x_ptr, B_ptr, C_ptr, D_ptr, cs_ptr, dtt_ptr, cb_ptr, y_ptr, state_ptr,
-    T, T_pad, H, P, G, N,
-    CHUNK: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
+def _chunk_state_update(
+    x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c0, n_blocks, cs_last, T, H, P, G, N, p, p_ok, n, n_ok,
+    BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
 ):  # fmt: skip
-    """One (batch row, head, block of P): the chunks in order, the state [BLOCK_P, N] in registers."""
-    pb, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    """What a chunk adds to the state it hands on: sum_s exp(c_last - c_s) dt_s x_s^T B_s ([BLOCK_P, N], fp32)."""
+    update = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
+    for ki in range(n_blocks):
+        t_cols = c0 + ki * BLOCK_M + tl.arange(0, BLOCK_M)
+        k_ok = t_cols < T
+        scale = tl.exp(cs_last - tl.load(cs_ptr + head_steps + t_cols)) * tl.load(dtt_ptr + head_steps + t_cols)
+        x_cols = x_ptr + ((b * T + t_cols[None, :]).to(tl.int64) * H + h) * P + p[:, None]  # [BLOCK_P, BLOCK_M]: x^T
+        xt = tl.load(x_cols, mask=k_ok[None, :] & p_ok[:, None], other=0.0)
+        b_rows = B_ptr + ((b * T + t_cols[:, None]).to(tl.int64) * G + g) * N + n[None, :]
+        bk = tl.load(b_rows, mask=k_ok[:, None] & n_ok[None, :], other=0.0)
+        update = tl.dot((xt.to(tl.float32) * scale[None, :]).to(tl.bfloat16), bk, update)
+    return update
+
+
+@triton.jit
+def _segment_state_kernel(
+    x_ptr, B_ptr, cs_ptr, dtt_ptr, local_ptr, decay_ptr, T, T_pad, H, P, G, N, NSEG, NPB,
+    CHUNK: tl.constexpr, SEG: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
+):  # fmt: skip
+    """Segmented scans only: one (segment, block of P, head, batch row) folds its segment's chunks into a state
+    from zero, ``L = sum_s exp(c_end - c_s) dt_s x_s^T B_s`` (written fp32), and its total log decay."""
+    seg, pb = tl.program_id(0) // NPB, tl.program_id(0) % NPB
+    h, b = tl.program_id(1), tl.program_id(2)
+    g = h // (H // G)
+    p = pb * BLOCK_P + tl.arange(0, BLOCK_P)
+    p_ok = p < P
+    n = tl.arange(0, N_PAD)
+    n_ok = n < N
+    head_steps = (b * H + h).to(tl.int64) * T_pad
+    state = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
+    total = 0.0
+    for c in range(seg * (SEG // CHUNK), tl.cdiv(tl.minimum(seg * SEG + SEG, T), CHUNK)):
+        c0 = c * CHUNK
+        n_blocks = tl.cdiv(tl.minimum(CHUNK, T - c0), BLOCK_M)
+        cs_last = tl.load(cs_ptr + head_steps + c0 + CHUNK - 1)
+        update = _chunk_state_update(
+            x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c0, n_blocks, cs_last, T, H, P, G, N, p, p_ok, n, n_ok,
+            BLOCK_M, BLOCK_P, N_PAD,
+        )  # fmt: skip
+        state = state * tl.exp(cs_last) + update
+        total += cs_last
+    row = (b * H + h).to(tl.int64) * NSEG + seg
+    tl.store(local_ptr + (row * P + p[:, None]) * N + n[None, :], state, mask=p_ok[:, None] & n_ok[None, :])
+    if pb == 0:  # the same value in every block of P: one of them stores it
+        tl.store(decay_ptr + row, total)
+
+
+@triton.jit
+def _ssd_scan_kernel(
+    x_ptr, B_ptr, C_ptr, D_ptr, cs_ptr, dtt_ptr, cb_ptr, local_ptr, decay_ptr, y_ptr, state_ptr,
+    T, T_pad, H, P, G, N, NSEG, NPB,
+    CHUNK: tl.constexpr, SEG: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
+):  # fmt: skip
+    """One (segment, block of P, head, batch row): the segment's chunks in order, the state [BLOCK_P, N] in
+    registers, entering from the earlier segments' contributions; the last segment writes the final state."""
+    seg, pb = tl.program_id(0) // NPB, tl.program_id(0) % NPB
+    h, b = tl.program_id(1), tl.program_id(2)
     g = h // (H // G)
     p = pb * BLOCK_P + tl.arange(0, BLOCK_P)
     p_ok = p < P
@@ -138,7 +201,11 @@ def _ssd_scan_kernel(
     skip = tl.load(D_ptr + h)
     head_steps = (b * H + h).to(tl.int64) * T_pad  # this head's row of the [B, H, T_pad] buffers
     state = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
-    for c in range(tl.cdiv(T, CHUNK)):
+    for r in range(seg):  # S <- exp(segment decay) S + L_segment over the earlier segments (fp32, a few tiles)
+        row = (b * H + h).to(tl.int64) * NSEG + r
+        local = tl.load(local_ptr + (row * P + p[:, None]) * N + n[None, :], mask=p_ok[:, None] & n_ok[None, :])
+        state = state * tl.exp(tl.load(decay_ptr + row)) + local
+    for c in range(seg * (SEG // CHUNK), tl.cdiv(tl.minimum(seg * SEG + SEG, T), CHUNK)):
         c0 = c * CHUNK
         n_blocks = tl.cdiv(tl.minimum(CHUNK, T - c0), BLOCK_M)
         cb_chunk = cb_ptr + ((b * G + g) * tl.cdiv(T, CHUNK) + c).to(tl.int64) * CHUNK * CHUNK
@@ -159,8 +226,8 @@ def _ssd_scan_kernel(
                 dt_k = tl.load(dtt_ptr + head_steps + t_cols)
                 cb = tl.load(cb_chunk + rows[:, None] * CHUNK + cols[None, :])
                 # the exponent masked before exp: s > l would give exp(positive), possibly inf
-                seg = tl.where(rows[:, None] >= cols[None, :], cs_m[:, None] - cs_k[None, :], float("-inf"))
-                w = cb * tl.exp(seg) * dt_k[None, :]
+                exponent = tl.where(rows[:, None] >= cols[None, :], cs_m[:, None] - cs_k[None, :], float("-inf"))
+                w = cb * tl.exp(exponent) * dt_k[None, :]
                 x_rows = x_ptr + ((b * T + t_cols[:, None]).to(tl.int64) * H + h) * P + p[None, :]
                 xk = tl.load(x_rows, mask=(t_cols < T)[:, None] & p_ok[None, :], other=0.0)
                 acc = tl.dot(w.to(tl.bfloat16), xk, acc)
@@ -170,19 +237,14 @@ def _ssd_scan_kernel(
             tl.store(y_ptr + where_y, acc.to(tl.bfloat16), mask=r_ok[:, None] & p_ok[None, :])
         # 2. the chunk folded into the state: S <- exp(c_last) S + sum_s exp(c_last - c_s) dt_s x_s^T B_s
         cs_last = tl.load(cs_ptr + head_steps + c0 + CHUNK - 1)
-        update = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
-        for ki in range(n_blocks):
-            t_cols = c0 + ki * BLOCK_M + tl.arange(0, BLOCK_M)
-            k_ok = t_cols < T
-            scale = tl.exp(cs_last - tl.load(cs_ptr + head_steps + t_cols)) * tl.load(dtt_ptr + head_steps + t_cols)
-            x_cols = x_ptr + ((b * T + t_cols[None, :]).to(tl.int64) * H + h) * P + p[:, None]  # [BLOCK_P, BLOCK_M]: x^T
-            xt = tl.load(x_cols, mask=k_ok[None, :] & p_ok[:, None], other=0.0)
-            b_rows = B_ptr + ((b * T + t_cols[:, None]).to(tl.int64) * G + g) * N + n[None, :]
-            bk = tl.load(b_rows, mask=k_ok[:, None] & n_ok[None, :], other=0.0)
-            update = tl.dot((xt.to(tl.float32) * scale[None, :]).to(tl.bfloat16), bk, update)
+        update = _chunk_state_update(
+            x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c0, n_blocks, cs_last, T, H, P, G, N, p, p_ok, n, n_ok,
+            BLOCK_M, BLOCK_P, N_PAD,
+        )  # fmt: skip
         state = state * tl.exp(cs_last) + update
-    out = state_ptr + ((b * H + h) * P + p[:, None]).to(tl.int64) * N + n[None, :]
-    tl.store(out, state, mask=p_ok[:, None] & n_ok[None, :])
+    if seg == NSEG - 1:
+        out = state_ptr + ((b * H + h) * P + p[:, None]).to(tl.int64) * N + n[None, :]
+        tl.store(out, state, mask=p_ok[:, None] & n_ok[None, :])
 
 
 def run(
@@ -197,6 +259,11 @@ def run(
     L = cfg.chunk
     chunks = triton.cdiv(T, L)
     T_pad = chunks * L
+    seg = cfg.segment if 0 < cfg.segment < T else T_pad
+    if seg % L:
+        raise ValueError(f"segment {cfg.segment} is not a multiple of the chunk {L}")
+    nseg = triton.cdiv(T, seg)
+    npb = triton.cdiv(P, cfg.block_p)
     cs = torch.empty((batch, H, T_pad), dtype=torch.float32, device=x.device)
     dtt = torch.empty_like(cs)
     cb = torch.empty((batch, G, chunks, L, L), dtype=torch.float32, device=x.device)
@@ -206,9 +273,20 @@ def run(
     n_pad = triton.next_power_of_2(N)
     _chunk_cumsum_kernel[(chunks, triton.cdiv(H, block_h), batch)](dt, A, cs, dtt, T, T_pad, H, CHUNK=L, BLOCK_H=block_h)
     _chunk_cb_kernel[(chunks, G, batch)](Bm, Cm, cb, T, G, N, CHUNK=L, BLOCK_M=cfg.block_m, N_PAD=n_pad, num_warps=cfg.num_warps)
-    _ssd_scan_kernel[(triton.cdiv(P, cfg.block_p), H, batch)](
-        x, Bm, Cm, D, cs, dtt, cb, y, state, T, T_pad, H, P, G, N,
-        CHUNK=L, BLOCK_M=cfg.block_m, BLOCK_P=cfg.block_p, N_PAD=n_pad,
+    # Per (batch row, head, segment): the segment's own contribution to the state and its total log decay
+    # (one segment needs neither: one-element placeholders).
+    local = torch.empty((batch, H, nseg, P, N) if nseg > 1 else (1,), dtype=torch.float32, device=x.device)
+    decays = torch.empty((batch, H, nseg) if nseg > 1 else (1,), dtype=torch.float32, device=x.device)
+    grid = (nseg * npb, H, batch)
+    if nseg > 1:
+        _segment_state_kernel[grid](
+            x, Bm, cs, dtt, local, decays, T, T_pad, H, P, G, N, nseg, npb,
+            CHUNK=L, SEG=seg, BLOCK_M=cfg.block_m, BLOCK_P=cfg.block_p, N_PAD=n_pad,
+            num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+        )  # fmt: skip
+    _ssd_scan_kernel[grid](
+        x, Bm, Cm, D, cs, dtt, cb, local, decays, y, state, T, T_pad, H, P, G, N, nseg, npb,
+        CHUNK=L, SEG=seg, BLOCK_M=cfg.block_m, BLOCK_P=cfg.block_p, N_PAD=n_pad,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )  # fmt: skip
     return y, state
