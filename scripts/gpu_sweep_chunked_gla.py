@@ -3,7 +3,7 @@
 configs (CUDA events, warm-up, L2 flushed by a 256 MB write before every call) and of the reference.
 Prints the best config per workload. About 3 minutes of GPU time (a cap per workload).
 
-Run from the repository root: PYTHONPATH=$PWD python3 scripts/gpu_sweep_chunked_gla.py
+Run from the repository root: PYTHONPATH=$PWD python3 scripts/gpu_sweep_chunked_gla.py [WORKLOAD ...] (default: all)
 """
 
 import importlib.util
@@ -45,7 +45,7 @@ def worst(outputs, want, made):
 
 C = expert.Config
 summary = []
-for workload in spec["workloads"]:
+for workload in [w for w in spec["workloads"] if not sys.argv[1:] or w["name"] in sys.argv[1:]]:
     name, axes = workload["name"], workload["axes"]
     B, H, T, D = (axes[a] for a in ("B", "H", "T", "D"))
     key = (B * H, T, D)

@@ -1,9 +1,11 @@
 """GPU sweep of mamba2_ssd's expert configs: per registered workload, the expert's error against exact()
 (worst token of y, worst head of final_state, vs the bound), then the median latency of candidate configs
 (CUDA events, 3 warm-up calls, median of 20, L2 flushed by a 256 MB write before each call) and the
-reference's. Run from the repo root: python3 scripts/gpu_sweep_mamba2_ssd.py (about 2-3 minutes of GPU time)."""
+reference's. Run from the repo root: python3 scripts/gpu_sweep_mamba2_ssd.py [WORKLOAD ...] (default: all; about
+2 minutes of GPU time for all)."""
 
 import importlib.util
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -38,7 +40,7 @@ def candidates(T):
     return [base._replace(segment=seg) for seg in SEGMENTS for base in BASES if seg < T and seg % base.chunk == 0]
 
 
-for wl in task["workloads"]:
+for wl in [w for w in task["workloads"] if not sys.argv[1:] or w["name"] in sys.argv[1:]]:
     name, axes = wl["name"], wl["axes"]
     key = tuple(axes[k] for k in ("B", "T", "H", "P", "G", "N"))
     made = inp.make_inputs(axes, 5, "cuda")
