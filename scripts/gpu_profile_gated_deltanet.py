@@ -5,6 +5,7 @@ way in the same run, and a few alternative Configs of the expert (``--sweep``).
 
 Run from the repository root on the GPU machine (fla-core from scripts/fetch_device_wheels.sh on PYTHONPATH):
     python3 scripts/gpu_profile_gated_deltanet.py [--baseline OLD_EXPERT.py] [--sweep]
+(the expert before 2026-12-06's change: git show ba85019:tasks/gated_deltanet/expert.py > OLD_EXPERT.py)
 """
 
 from __future__ import annotations
