@@ -3,7 +3,8 @@
 configs (CUDA events, warm-up, L2 flushed by a 256 MB write before every call) and of the reference.
 Prints the best config per workload. About 3 minutes of GPU time (a cap per workload).
 
-Run from the repository root: PYTHONPATH=$PWD python3 scripts/gpu_sweep_chunked_gla.py [WORKLOAD ...] (default: all)
+Run from the repository root: PYTHONPATH=$PWD python3 scripts/gpu_sweep_chunked_gla.py [--cap SECONDS] [WORKLOAD ...]
+(default: all workloads, 20 s of sweeping per workload)
 """
 
 import importlib.util
@@ -17,7 +18,6 @@ import torch
 from gpu_timing import median_ms
 
 TASK = Path("tasks/chunked_gla")
-CAP_S = 20.0  # seconds of sweeping per workload
 
 
 def module(name):
@@ -44,8 +44,11 @@ def worst(outputs, want, made):
 
 
 C = expert.Config
+args = sys.argv[1:]
+CAP_S = float(args.pop(args.index("--cap") + 1)) if "--cap" in args else 20.0  # seconds of sweeping per workload
+args = [a for a in args if a != "--cap"]
 summary = []
-for workload in [w for w in spec["workloads"] if not sys.argv[1:] or w["name"] in sys.argv[1:]]:
+for workload in [w for w in spec["workloads"] if not args or w["name"] in args]:
     name, axes = workload["name"], workload["axes"]
     B, H, T, D = (axes[a] for a in ("B", "H", "T", "D"))
     key = (B * H, T, D)

@@ -1,8 +1,8 @@
 """GPU sweep of mamba2_ssd's expert configs: per registered workload, the expert's error against exact()
 (worst token of y, worst head of final_state, vs the bound), then the median latency of candidate configs
 (CUDA events, 3 warm-up calls, median of 20, L2 flushed by a 256 MB write before each call) and the
-reference's. Run from the repo root: python3 scripts/gpu_sweep_mamba2_ssd.py [WORKLOAD ...] (default: all; about
-2 minutes of GPU time for all)."""
+reference's. Run from the repo root: python3 scripts/gpu_sweep_mamba2_ssd.py [--cap SECONDS] [WORKLOAD ...] (default:
+all workloads, 20 s of sweeping each; about 2 minutes of GPU time for all)."""
 
 import importlib.util
 import sys
@@ -31,6 +31,9 @@ def worst(got, want):
 
 
 C = ex.Config
+args = sys.argv[1:]
+CAP_S = float(args.pop(args.index("--cap") + 1)) if "--cap" in args else 20.0  # seconds of sweeping per workload
+args = [a for a in args if a != "--cap"]
 BASES = [C(128, 64, 16, 4), C(128, 64, 32, 4), C(64, 64, 64, 4), C(128, 64, 64, 4), C(64, 64, 32, 4), C(256, 64, 32, 4)]
 SEGMENTS = (2048, 4096, 1024, 8192, 512, 0)  # steps per segment scanned by its own programs; 0: the whole sequence
 
@@ -40,7 +43,7 @@ def candidates(T):
     return [base._replace(segment=seg) for seg in SEGMENTS for base in BASES if seg < T and seg % base.chunk == 0]
 
 
-for wl in [w for w in task["workloads"] if not sys.argv[1:] or w["name"] in sys.argv[1:]]:
+for wl in [w for w in task["workloads"] if not args or w["name"] in args]:
     name, axes = wl["name"], wl["axes"]
     key = tuple(axes[k] for k in ("B", "T", "H", "P", "G", "N"))
     made = inp.make_inputs(axes, 5, "cuda")
@@ -55,7 +58,7 @@ for wl in [w for w in task["workloads"] if not sys.argv[1:] or w["name"] in sys.
             rows.append((median_ms(lambda: ex.run(**made)), errs, cfg))
         except Exception as exc:  # a config out of registers or shared memory
             print(f"  {name} {cfg} FAILED {type(exc).__name__}: {str(exc)[:100]}")
-        if time.time() - started > 20:
+        if time.time() - started > CAP_S:
             print("  (time cap)")
             break
     ex.H200_CONFIGS[key] = current

@@ -118,6 +118,8 @@ def test_registered_shapes_have_configs_and_floors() -> None:
         cfg = expert.config_for(*key, cuda)
         assert key in expert.H200_CONFIGS and cfg == expert.H200_CONFIGS[key]
         assert cfg.chunk % cfg.block_m == 0 and axes["T"] % cfg.chunk == 0 and axes["P"] % cfg.block_p == 0
-        programs = axes["B"] * axes["H"] * axes["P"] // cfg.block_p
-        assert programs >= 128  # one program per SM at least: the serial chain runs in parallel over heads
+        assert cfg.segment % cfg.chunk == 0 and cfg.segment < axes["T"]
+        segments = axes["T"] // cfg.segment if cfg.segment else 1
+        programs = axes["B"] * axes["H"] * axes["P"] // cfg.block_p * segments
+        assert programs >= 128  # one program per SM at least: the serial chains run in parallel
         assert TASK.reference_bytes(workload) > 10 * TASK.bytes_moved(workload)

@@ -81,15 +81,16 @@ class Config:
     segment: int = 0  # steps per sequence segment (a multiple of block_t); 0: the whole sequence in one program
 
 
-# The registered workloads on an H200, keyed by (B * H, T, D). Programs = B H (D / BV) (T / segment): 128 for the
-# two 32-head workloads with the whole sequence in one program (one per SM), 256 for the 128-head one. The
-# [D, BV] float32 state slice and the [BT, BV] accumulator are 32-64 registers per thread at 4 warps. Segments
-# (`segment` > 0) are built and tested under the interpreter but not yet timed on a GPU, so the measured
-# whole-sequence configs stay (scripts/gpu_sweep_chunked_gla.py sweeps both).
+# The registered workloads, keyed by (B * H, T, D): the fastest of scripts/gpu_sweep_chunked_gla.py's candidates
+# (H100, 2026-12-07). Programs = B H (D / BV) (T / segment). With the whole sequence in one program the two
+# 32-head workloads had 128 programs, each a chain of 32-512 dependent chunk steps; segments give them 256-512
+# programs of 8-32 steps for one more read of k and v (T = 32768: 1.09 -> 0.318 ms; T = 2048: 92.8 -> 68.5 us).
+# The 128-head workload already fills the SMs (256 programs). The [D, BV] float32 state slice and the [BT, BV]
+# accumulator are 32-64 registers per thread at 4 warps.
 H200_CONFIGS: dict[tuple[int, int, int], Config] = {
-    (32, 2048, 128): Config(64, 32, 4, 2),
-    (128, 4096, 128): Config(64, 64, 4, 2),
-    (32, 32768, 64): Config(64, 16, 4, 2),
+    (32, 2048, 128): Config(64, 64, 4, 2, 512),  # 2 value blocks x 4 segments x 32 heads = 256 programs
+    (128, 4096, 128): Config(64, 64, 4, 2),  # 2 value blocks x 128 heads = 256 programs
+    (32, 32768, 64): Config(64, 64, 4, 2, 2048),  # 16 segments x 32 heads = 512 programs (4096: 0.319 ms)
 }
 # Several chunks, a ragged last one, two value blocks at D = 32 and segments of two chunks (T = 40: two, the
 # second ragged).

@@ -71,11 +71,14 @@ class Config(NamedTuple):
 # (B, T, H, P, G, N) -> configuration on an H200 (132 SMs), the fastest of scripts/gpu_sweep_mamba2_ssd.py's
 # candidates (chunks of 64-256, P blocks of 16-64, 4-8 warps; measured 2026-12-02): with the state in registers
 # the shorter chunks win (less quadratic work, no state traffic to save), and 4 warps beat 8 everywhere.
-# Sequence segments (`segment` > 0) are built and tested under the interpreter but not yet timed on a GPU, so
-# these whole-sequence configs stay (the sweep tries both).
+# Sequence segments (re-swept on an H100, 2026-12-07): at B 1 they let one program take the whole head dimension
+# (block_p 64: B and C read once per head, not once per column block) and still give 256 programs, 4 segments of
+# 64 chunks each, where the whole-sequence config needed 4 column blocks of 16 for the same count (2.60 ->
+# 1.21 ms; segments of 2048-4096 within 3%). At B 4 segments lose (492 us whole, 630 us with 2048): 256
+# programs already, and the first pass adds a read of x and B.
 H200_CONFIGS: dict[tuple[int, int, int, int, int, int], Config] = {
     (4, 4096, 64, 64, 1, 128): Config(64, 64, 64, 4),  # 256 programs of 64 chunks: 566 us (chunk 256: 788 us)
-    (1, 32768, 64, 64, 1, 128): Config(128, 64, 16, 4),  # 64 heads x 4 column blocks: 256 programs: 2.49 ms
+    (1, 32768, 64, 64, 1, 128): Config(128, 64, 64, 4, 2, 8192),  # 4 segments x 64 heads: 256 programs: 1.21 ms
     (16, 1024, 64, 64, 1, 128): Config(128, 64, 64, 4),  # 1024 programs of 8 chunks: 508 us
 }
 
