@@ -34,13 +34,29 @@ C = ex.Config
 args = sys.argv[1:]
 CAP_S = float(args.pop(args.index("--cap") + 1)) if "--cap" in args else 20.0  # seconds of sweeping per workload
 args = [a for a in args if a != "--cap"]
-BASES = [C(128, 64, 16, 4), C(128, 64, 32, 4), C(64, 64, 64, 4), C(128, 64, 64, 4), C(64, 64, 32, 4), C(256, 64, 32, 4)]
-SEGMENTS = (2048, 4096, 1024, 8192, 512, 0)  # steps per segment scanned by its own programs; 0: the whole sequence
+# 4 warps: the state [block_p, N] fp32 takes 64 registers a thread at block_p 64; 8 warps halve that (more
+# programs resident per SM) at the cost of splitting each product over more warps.
+BASES = [
+    C(128, 64, 64, 4),
+    C(64, 64, 64, 4),
+    C(128, 64, 64, 8),
+    C(64, 64, 64, 8),
+    C(128, 128, 64, 8),
+    C(128, 64, 64, 4, 3),
+    C(128, 64, 32, 4),
+    C(64, 64, 32, 4),
+    C(128, 64, 16, 4),
+    C(256, 64, 32, 4),
+]
+SEGMENTS = (8192, 4096, 2048, 16384, 1024, 512)  # steps per segment scanned by its own programs
 
 
-def candidates(T):
-    """Segmented variants first (the sequence split over more programs), then whole-sequence ones."""
-    return [base._replace(segment=seg) for seg in SEGMENTS for base in BASES if seg < T and seg % base.chunk == 0]
+def candidates(T, whole_first):
+    """Whole-sequence configs (segment 0) and segmented ones; the whole sequence first where the heads alone
+    give enough programs, the segments first where they do not."""
+    whole = list(BASES)
+    split = [base._replace(segment=seg) for seg in SEGMENTS for base in BASES if seg < T and seg % base.chunk == 0]
+    return whole + split if whole_first else split + whole
 
 
 for wl in [w for w in task["workloads"] if not args or w["name"] in args]:
@@ -50,7 +66,8 @@ for wl in [w for w in task["workloads"] if not args or w["name"] in args]:
     want_y, want_state = ref.exact(**made)
     current = ex.config_for(*key, torch.device("cuda"))
     rows, started = [], time.time()
-    for cfg in [current] + [c for c in candidates(axes["T"]) if c != current]:
+    whole_first = axes["B"] * axes["H"] >= 132
+    for cfg in [current] + [c for c in candidates(axes["T"], whole_first) if c != current]:
         ex.H200_CONFIGS[key] = cfg
         try:
             y, state = ex.run(**made)
@@ -73,7 +90,7 @@ for wl in [w for w in task["workloads"] if not args or w["name"] in args]:
         if now
         else f"{name}: current failed"
     )
-    for ms, errs, cfg in rows[:8]:
+    for ms, errs, cfg in rows[:10]:
         print(f"   {ms * 1e3:8.1f} us  err y {errs[0]:.2e} state {errs[1]:.2e}  {cfg}")
     print(f"   best {rows[0][2]}; max err over configs y {max(r[1][0] for r in rows):.2e} state {max(r[1][1] for r in rows):.2e}")
     del made, want_y, want_state
