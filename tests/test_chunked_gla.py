@@ -167,4 +167,17 @@ def test_registered_shapes_have_configs() -> None:
         assert B * H * (D // cfg.block_v) * segments >= 128  # programs for the 132 SMs
         assert cfg.segment % cfg.block_t == 0 and cfg.segment < T
     assert expert.config_for(8, 40, 32, interpret=True).block_t == 16
-    assert expert.config_for(32, 1000, 128, interpret=False).block_v == 32  # the rule off the table: 128 programs
+
+
+def test_the_rule_off_the_table_reproduces_the_measured_configs() -> None:
+    """Shapes off the table get the sweeps' finding as a rule: value blocks of 64, segments up to 256 programs."""
+    for (BH, T, D), measured in expert.H200_CONFIGS.items():
+        ruled = expert.config_rule(BH, T, D)
+        assert ruled.block_v == measured.block_v and bool(ruled.segment) == bool(measured.segment)
+        assert measured.segment <= ruled.segment <= 2 * measured.segment  # T = 32768: 4096, the sweep's second
+    off = expert.config_for(32, 1000, 128, interpret=False)  # 64 programs without segments
+    assert off == expert.Config(64, 64, 4, 2, 256)
+    assert expert.config_for(256, 8192, 128, interpret=False).segment == 0  # 512 programs from the heads alone
+    for BH, T, D in [(1, 100, 64), (3, 65536, 32), (64, 4096, 256)]:
+        cfg = expert.config_rule(BH, T, D)
+        assert cfg.segment % cfg.block_t == 0 and cfg.segment < T and D % cfg.block_v == 0

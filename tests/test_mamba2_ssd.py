@@ -110,6 +110,19 @@ def test_expert_refuses_a_segment_that_splits_a_chunk(monkeypatch: pytest.Monkey
         expert.run(**made)
 
 
+def test_the_rule_off_the_table_reproduces_the_measured_configs() -> None:
+    """Shapes off the table get the sweeps' finding as a rule: the whole head dimension per program, segments
+    where the heads give fewer than 256 programs, the whole sequence where they give enough."""
+    for (batch, T, H, P, _G, _N), measured in expert.H200_CONFIGS.items():
+        ruled = expert.config_rule(batch, T, H, P)
+        assert (ruled.block_p, ruled.segment) == (measured.block_p, measured.segment)
+    for batch, T, H, P in [(1, 100_000, 8, 64), (2, 3000, 24, 48), (1, 512, 4, 128)]:
+        cfg = expert.config_rule(batch, T, H, P)
+        assert cfg.segment % cfg.chunk == 0 and cfg.segment < T and cfg.block_p in (16, 32, 64)
+        segments = -(-T // cfg.segment) if cfg.segment else 1
+        assert batch * H * -(-P // cfg.block_p) * segments >= 256 or cfg.segment in (0, 1024)
+
+
 def test_registered_shapes_have_configs_and_floors() -> None:
     cuda = torch.device("cuda")
     for workload in TASK.spec.workloads:

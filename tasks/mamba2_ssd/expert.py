@@ -90,7 +90,19 @@ def config_for(batch: int, T: int, H: int, P: int, G: int, N: int, device: torch
     found = H200_CONFIGS.get((batch, T, H, P, G, N))
     if found is not None:
         return found
-    return Config(128, 64, 64, 4) if batch * H >= 132 else Config(128, 64, 16, 4)
+    return config_rule(batch, T, H, P)
+
+
+def config_rule(batch: int, T: int, H: int, P: int, programs: int = 256) -> Config:
+    """The sweeps' finding as a rule for shapes off the table: chunks of 128, the whole head dimension per
+    program (up to 64 columns), and where the heads give fewer than ``programs`` programs, the sequence cut
+    into enough segments (of at least 1024 steps) to make them up (B 1, T 32768: 4 segments of 8192, the
+    table's choice); where they give enough (B 4 and B 16), the whole sequence, as segments lost there."""
+    chunk, block_p = 128, min(triton.next_power_of_2(P), 64)
+    per_segment = batch * H * -(-P // block_p)
+    segments = -(-programs // per_segment)
+    segment = max(1024, -(-T // segments // chunk) * chunk)
+    return Config(chunk, 64, block_p, 4, 2, segment if segments > 1 and segment < T else 0)
 
 
 @triton.jit
