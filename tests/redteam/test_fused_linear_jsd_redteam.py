@@ -75,21 +75,23 @@ def worst_ratio(outputs: tuple[object, ...], oracle: tuple[object, ...]) -> floa
     return max(ratios)
 
 
-@pytest.mark.slow  # four calls of the cheat and four of the honest naive solution under the interpreter (~8 s)
-@pytest.mark.parametrize("cheat", sorted({*THROUGH_THE_HARNESS, *IN_PROCESS_ONLY}))
-def test_cheats_fail_where_they_are_wrong(cheat: str, tmp_path: Path, interpreter_fixed: None) -> None:
-    """At each beta the cheat is over the bound (at least 3x, precision cheats at least 1x) unless its bug does
-    not show at that beta, where it passes; its honest_run passes everywhere."""
+@pytest.mark.slow  # four calls of each of the 7 cheats and four of the honest naive solution, interpreted (~30 s)
+def test_cheats_fail_where_they_are_wrong(tmp_path: Path, interpreter_fixed: None) -> None:
+    """At each beta every cheat is over the bound (at least 3x, precision cheats at least 1x) unless its bug does
+    not show at that beta, where it passes; honest_run passes everywhere (checked once per beta: it is the same
+    naive solution in every assembled file)."""
     reference = import_file(TASK.file("reference.py"), "_rt_fljsd_reference")
     make = import_file(TASK.file("inputs.py"), "_rt_fljsd_inputs").make_inputs
-    module = import_file(assemble(TASK.id, cheat, tmp_path), f"_rt_fljsd_{cheat}")
+    cheats = sorted({*THROUGH_THE_HARNESS, *IN_PROCESS_ONLY})
+    modules = {cheat: import_file(assemble(TASK.id, cheat, tmp_path), f"_rt_fljsd_{cheat}") for cheat in cheats}
     for index, beta in enumerate(BETAS):
         made = make(SHAPE, 70 + index, "cpu")
         made["beta"] = beta
         want = reference.exact(**made)
-        cheat_ratio = worst_ratio(module.run(**made), want)
-        if beta in HONEST_AT.get(cheat, set()):
-            assert cheat_ratio < 1, (beta, cheat_ratio)
-        else:
-            assert cheat_ratio > LEAST_MULTIPLE.get(cheat, 3.0), (beta, cheat_ratio)
+        for cheat, module in modules.items():
+            cheat_ratio = worst_ratio(module.run(**made), want)
+            if beta in HONEST_AT.get(cheat, set()):
+                assert cheat_ratio < 1, (cheat, beta, cheat_ratio)
+            else:
+                assert cheat_ratio > LEAST_MULTIPLE.get(cheat, 3.0), (cheat, beta, cheat_ratio)
         assert worst_ratio(module.honest_run(**made), want) < 0.5, beta
