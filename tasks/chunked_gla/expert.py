@@ -110,7 +110,7 @@ def config_rule(BH: int, T: int, D: int, programs: int = 256) -> Config:
     """What the sweeps found, as a rule for shapes off the table: value blocks of up to 64 columns, and where
     the heads and value blocks give fewer than ``programs`` programs, the sequence cut into enough segments
     (of at least 256 steps, a multiple of the chunk) to make them up. It gives the table's choice at T = 2048
-    (segments of 512) and, at T = 32768, segments of 4096 (the sweep's second best, 0.3% behind 2048)."""
+    (segments of 512) and, at T = 32768, segments of 4096 (the sweep's second best, 0.5% behind 2048)."""
     block_t, block_v = 64, min(D, 64)
     per_segment = BH * (D // block_v)
     segments = -(-programs // per_segment)
