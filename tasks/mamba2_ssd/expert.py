@@ -166,19 +166,24 @@ def _chunk_state_update(
 
 
 @triton.jit
+def _program_tile(H, P, G, N, NPB, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr):
+    """Both kernels' grid ``(segments x blocks of P, heads, batch rows)``: this program's segment, block of P,
+    head, batch row and group, its P columns and the state's N columns (with their masks)."""
+    seg, pb = tl.program_id(0) // NPB, tl.program_id(0) % NPB
+    h, b = tl.program_id(1), tl.program_id(2)
+    p = pb * BLOCK_P + tl.arange(0, BLOCK_P)
+    n = tl.arange(0, N_PAD)
+    return seg, pb, h, b, h // (H // G), p, p < P, n, n < N
+
+
+@triton.jit
 def _segment_state_kernel(
     x_ptr, B_ptr, cs_ptr, dtt_ptr, local_ptr, decay_ptr, T, T_pad, H, P, G, N, NSEG, NPB,
     CHUNK: tl.constexpr, SEG: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
 ):  # fmt: skip
     """Segmented scans only: one (segment, block of P, head, batch row) folds its segment's chunks into a state
     from zero, ``L = sum_s exp(c_end - c_s) dt_s x_s^T B_s`` (written fp32), and its total log decay."""
-    seg, pb = tl.program_id(0) // NPB, tl.program_id(0) % NPB
-    h, b = tl.program_id(1), tl.program_id(2)
-    g = h // (H // G)
-    p = pb * BLOCK_P + tl.arange(0, BLOCK_P)
-    p_ok = p < P
-    n = tl.arange(0, N_PAD)
-    n_ok = n < N
+    seg, pb, h, b, g, p, p_ok, n, n_ok = _program_tile(H, P, G, N, NPB, BLOCK_P, N_PAD)
     head_steps = (b * H + h).to(tl.int64) * T_pad
     state = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
     total = 0.0
@@ -206,13 +211,7 @@ def _ssd_scan_kernel(
 ):  # fmt: skip
     """One (segment, block of P, head, batch row): the segment's chunks in order, the state [BLOCK_P, N] in
     registers, entering from the earlier segments' contributions; the last segment writes the final state."""
-    seg, pb = tl.program_id(0) // NPB, tl.program_id(0) % NPB
-    h, b = tl.program_id(1), tl.program_id(2)
-    g = h // (H // G)
-    p = pb * BLOCK_P + tl.arange(0, BLOCK_P)
-    p_ok = p < P
-    n = tl.arange(0, N_PAD)
-    n_ok = n < N
+    seg, _pb, h, b, g, p, p_ok, n, n_ok = _program_tile(H, P, G, N, NPB, BLOCK_P, N_PAD)
     skip = tl.load(D_ptr + h)
     head_steps = (b * H + h).to(tl.int64) * T_pad  # this head's row of the [B, H, T_pad] buffers
     state = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
