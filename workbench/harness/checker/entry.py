@@ -1,4 +1,7 @@
-"""The trusted checker's entry point: `python -m workbench.harness.checker.entry RESULT_FD`.
+"""The trusted checker's entry point: `python -m workbench.harness.checker.entry RESULT_FD [WARM_FD]`.
+
+WARM_FD, where the host has a warm pool: a connection to a solution zygote (host/solution_pool.py),
+used when this evaluation's sandbox is the one the zygote was started for (launch.launch_warm).
 
 Reads the request (with the per-evaluation secret) from stdin, loads the task, reads the solution's
 source for the static policy and, when the source may run, starts the sandboxed solution process at
@@ -10,12 +13,13 @@ refuses, or a task that does not load, is reported without either import. Import
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 from pathlib import Path
 
 from workbench.catalog.loader import load_task
-from workbench.harness.checker.launch import launch
+from workbench.harness.checker.launch import Launched, launch, launch_warm
 from workbench.harness.checker.pipe import ResultPipe, progress
 from workbench.harness.policy import checker as policy_checker
 from workbench.harness.protocol.messages import EvalRequest
@@ -35,6 +39,17 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     results = ResultPipe(int(argv[1]))
     os.set_inheritable(results.fd, False)  # never passed on to the solution process
+    warm = socket.socket(fileno=int(argv[2])) if len(argv) > 2 else None
+    if warm is not None:
+        warm.set_inheritable(False)
+    try:
+        return _check(results, warm, started)
+    finally:
+        if warm is not None:
+            warm.close()  # unused (a refusal, a plain start): the zygote's keeper ends
+
+
+def _check(results: ResultPipe, warm: socket.socket | None, started: float) -> int:
     request = EvalRequest.model_validate_json(sys.stdin.read())
     deadline = time.monotonic() + request.timeout_s
 
@@ -64,7 +79,12 @@ def main(argv: list[str]) -> int:
         return early(task.id, "compile_error", "the solution defines no top-level run(...) function")
 
     progress("starting the solution process")
-    launched = launch(solution_file, request.device, [Path(p) for p in request.hidden])
+    hidden = [Path(p) for p in request.hidden]
+    launched: Launched | None = None
+    if warm is not None and request.warm_solution is not None:
+        launched = launch_warm(warm, request.warm_solution, solution_file, request.device, hidden)
+    if launched is None:
+        launched = launch(solution_file, request.device, hidden)
     try:
         from workbench.harness.checker import process  # noqa: PLC0415 (torch: imported while the solution process starts)
     except BaseException:

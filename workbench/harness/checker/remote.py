@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from workbench.harness.checker.host_times import descendants
-from workbench.harness.checker.launch import Launched, launch
+from workbench.harness.checker.launch import Launched, SolutionProcess, launch
 from workbench.harness.host import sandbox
 from workbench.harness.protocol.replies import (
     CallReplyModel,
@@ -71,7 +71,8 @@ class RemoteSolution:
     deadline: float  # time.monotonic() by which everything must be done
     timeout_s: float = 0.0  # the evaluation's whole budget, for messages
     hidden: Sequence[Path] = ()
-    process: subprocess.Popen[bytes] | None = None
+    process: SolutionProcess | None = None
+    solution_path: str = ""  # where the process reads the solution (launch.Launched)
     channel: Channel | None = None
     sandbox_info: sandbox.SandboxInfo | None = None
     output_tail: list[str] = field(default_factory=list)
@@ -84,6 +85,7 @@ class RemoteSolution:
         if launched is None:
             launched = launch(self.solution, str(self.device), self.hidden)
         self.process = launched.process
+        self.solution_path = launched.solution_path
         self.channel = Channel(launched.sock)
         self.sandbox_info = launched.info
         self.output_tail = launched.output_tail
@@ -117,7 +119,7 @@ class RemoteSolution:
             code = self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.kill()
-            code = self.process.returncode
+            code = self.process.wait()
         printed = "\n".join(line for line in self.output_tail if line.strip())
         output = cut_message("\n".join(printed.splitlines()[-4:]))  # its last lines: what it printed is its own
         if code < 0 or code > 128:
@@ -196,17 +198,14 @@ class RemoteSolution:
     def init(self, inputs_source: str | None = None) -> None:
         """Set the process up (device, flush buffer, cover, guard) before the solution is imported;
         `inputs_source`: the task's inputs.py, with which the process makes timed calls' inputs (`generate`)."""
-        solution = str(Path(self.solution).resolve())
-        message: dict[str, Any] = {"op": "init", "solution": solution, "device": str(self.device_in_process)}
+        message: dict[str, Any] = {"op": "init", "solution": self.solution_path, "device": str(self.device_in_process)}
         if inputs_source is not None:
             message["inputs_source"] = inputs_source
         reply, _ = self.request(message)
         self._parse(OkReply, reply)
 
     def load(self) -> list[Violation]:
-        reply, _ = self.request(
-            {"op": "load", "solution": str(Path(self.solution).resolve()), "device": str(self.device_in_process)}
-        )
+        reply, _ = self.request({"op": "load", "solution": self.solution_path, "device": str(self.device_in_process)})
         return list(self._parse(ViolationsReply, reply).violations)
 
     def put(

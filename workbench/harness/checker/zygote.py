@@ -11,12 +11,14 @@ Why this keeps each evaluation fresh: the zygote runs no evaluation code and hol
 with the secret reaches only the child, through its stdin); a child starts from the zygote's state right
 after the imports, never from another evaluation's, and it reseeds every global random generator before
 it runs (the harness draws its secrets and check samples from the operating system, not from these, but
-a fork would otherwise share them). The solution process is not forked: the checker starts it sandboxed
-from a fresh interpreter, as before. The zygote never touches a device, so CUDA is initialised in each
-child only.
+a fork would otherwise share them). The solution process is not forked from here: the checker starts it
+sandboxed, from a fresh interpreter or through the solution zygote the host passed it (which runs inside
+the solution's sandbox, solution/zygote.py), never from this process. The zygote never touches a
+device, so CUDA is initialised in each child only.
 
 Protocol (a SOCK_SEQPACKET socket, one JSON message per packet): the host sends {"cwd", "rlimit_as"} with
-three descriptors (the child's stdin, its stdout and stderr, the result pipe); the zygote answers {"pid"}
+three descriptors (the child's stdin, its stdout and stderr, the result pipe), and a fourth where the host
+passes the checker a connection to a warm solution zygote (host/solution_pool.py); the zygote answers {"pid"}
 once forked and {"exit": pid, "returncode": rc} when that child ends. When the host's end closes (the host
 exited or closed the pool), the zygote kills its children's process groups and exits.
 """
@@ -61,7 +63,7 @@ def main(argv: list[str]) -> int:
         while True:
             for key, _ in selector.select():
                 if key.fileobj is control:
-                    message, fds, _flags, _address = socket.recv_fds(control, MAX_MESSAGE, 3)
+                    message, fds, _flags, _address = socket.recv_fds(control, MAX_MESSAGE, 4)
                     if not message:
                         return 0  # the host is gone or closed the pool
                     request = json.loads(message)
@@ -115,7 +117,7 @@ def _child(request: dict[str, Any], fds: list[int], zygote_fds: list[int]) -> No
         if request.get("rlimit_as") is not None:
             limit = int(request["rlimit_as"])
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        stdin_fd, output_fd, result_fd = fds
+        stdin_fd, output_fd, result_fd, *warm = fds  # warm: a connection to a solution zygote, where the host has one
         os.dup2(stdin_fd, 0)
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
@@ -125,7 +127,7 @@ def _child(request: dict[str, Any], fds: list[int], zygote_fds: list[int]) -> No
         _reseed()
         from workbench.harness.checker import entry  # noqa: PLC0415 (imported by the zygote already)
 
-        code = entry.main(["entry", str(result_fd)])
+        code = entry.main(["entry", str(result_fd), *(str(fd) for fd in warm[:1])])
     except BaseException:
         traceback.print_exc()
     finally:

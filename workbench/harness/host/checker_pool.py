@@ -4,7 +4,9 @@ A host that evaluates many times (a session's runner, `bench eval --revisions`, 
 `CheckerPool`; `evaluate(..., pool=pool)` then gets its checker forked by the pool's zygote for the
 checker's environment, which has imported torch once. The checker is the same code with the same
 request, limits and pipes; only its interpreter's start is skipped (about 1.5 s of CPU per evaluation on
-a small machine). The solution process is never pooled: the checker starts it from a fresh interpreter.
+a small machine). The pool also keeps the solution processes' warm start (`solutions`,
+host/solution_pool.py): a zygote inside the solution's own sandbox that forks each evaluation's solution
+process into namespaces of its own; the checker is handed a connection to it.
 
 A zygote is started on first use per environment (the environment decides what the checker sees, so a
 changed one gets its own), and ends when the pool is closed, when the host exits (its socket closes) or when
@@ -27,6 +29,7 @@ import threading
 from typing import IO, Any
 
 from workbench.harness.host.child import die_with_parent
+from workbench.harness.host.solution_pool import SolutionZygotes
 
 ZYGOTE_START_S = 60.0  # the first request waits for the zygote's imports
 ZygoteKey = tuple[tuple[str, str], ...]
@@ -113,7 +116,7 @@ class _Zygote:
         for child in orphans:  # the zygote ended: its children were killed with it (parent-death signal)
             child.set_exit(-signal.SIGKILL)
 
-    def fork(self, cwd: str, rlimit_as: int | None, result_fd: int) -> PooledChecker:
+    def fork(self, cwd: str, rlimit_as: int | None, result_fd: int, warm_fd: int | None) -> PooledChecker:
         stdin_read, stdin_write = os.pipe()
         output_read, output_write = os.pipe()
         handed_over = False
@@ -123,7 +126,8 @@ class _Zygote:
                     raise PoolUnavailable("the checker zygote has ended")
                 request = json.dumps({"cwd": cwd, "rlimit_as": rlimit_as}).encode()
                 try:
-                    socket.send_fds(self.sock, [request], [stdin_read, output_write, result_fd])
+                    extra = [] if warm_fd is None else [warm_fd]
+                    socket.send_fds(self.sock, [request], [stdin_read, output_write, result_fd, *extra])
                     pid = self.pids.get(timeout=ZYGOTE_START_S)
                 except (OSError, queue.Empty) as exc:
                     self.alive = False  # a late answer must not be taken for the next request's
@@ -167,6 +171,7 @@ class CheckerPool:
     to end them; they also end when this process exits."""
 
     def __init__(self) -> None:
+        self.solutions = SolutionZygotes()  # the solution processes' warm start (host/solution_pool.py)
         self._zygotes: dict[ZygoteKey, _Zygote] = {}
         self._unusable: set[ZygoteKey] = set()
         self._lock = threading.Lock()
@@ -178,16 +183,19 @@ class CheckerPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def start(self, env: dict[str, str], cwd: str, result_fd: int, rlimit_as: int | None) -> PooledChecker:
-        """Fork a checker with this environment in `cwd`, its result pipe `result_fd` (the caller closes its
-        copy). PoolUnavailable when no zygote can do it."""
+    def start(
+        self, env: dict[str, str], cwd: str, result_fd: int, rlimit_as: int | None, warm_fd: int | None = None
+    ) -> PooledChecker:
+        """Fork a checker with this environment in `cwd`, its result pipe `result_fd` and, where given, its
+        connection to a solution zygote `warm_fd` (the caller closes its copies). PoolUnavailable when no
+        zygote can do it."""
         key: ZygoteKey = tuple(sorted(env.items()))
         if key in self._unusable:
             raise PoolUnavailable("no zygote could serve this environment")
         for _attempt in range(2):  # a zygote that died (killed with a test's processes, say) is replaced once
             zygote = self._zygote(key, env)
             try:
-                return zygote.fork(cwd, rlimit_as, result_fd)
+                return zygote.fork(cwd, rlimit_as, result_fd, warm_fd)
             except PoolUnavailable:
                 with self._lock:
                     if self._zygotes.get(key) is zygote:
@@ -220,6 +228,7 @@ class CheckerPool:
             zygotes, self._zygotes = list(self._zygotes.values()), {}
         for zygote in zygotes:
             zygote.close()
+        self.solutions.close()
 
 
 __all__ = ["CheckerPool", "PoolUnavailable", "PooledChecker"]

@@ -195,6 +195,9 @@ def _evaluate(
     wall_started = time.perf_counter()
     cache = ReferenceCache(reference_cache) if reference_cache is not None else None
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
+        hidden = hidden_paths(task, [Path(scratch), *(hide or [])])
+        # the solution's warm start: a connection to the zygote for this evaluation's sandbox, if the pool has one
+        warm = pool.solutions.connect(solution, device, [Path(p) for p in hidden]) if pool is not None else None
         request = EvalRequest(
             task_dir=str(task.dir.resolve()),
             solution=str(solution),
@@ -203,18 +206,21 @@ def _evaluate(
             secret=secrets.randbits(62),
             timing=timing,
             timeout_s=timeout,
-            hidden=hidden_paths(task, [Path(scratch), *(hide or [])]),
+            hidden=hidden,
             static_policy=static_policy,
             seeded_inputs=seeded_inputs,
             reference_timings=cache.fresh(task) if cache is not None else [],
+            warm_solution=warm[1] if warm is not None else None,
         )
         # The request (with the secret) goes in through stdin and the report comes back through a pipe:
         # neither is a file anything else could read or overwrite.
         result_read, result_write = os.pipe()
         try:
-            process = _start_checker(device, scratch, result_write, pool)
+            process = _start_checker(device, scratch, result_write, pool, warm[0].fileno() if warm is not None else None)
         finally:
             os.close(result_write)
+            if warm is not None:
+                warm[0].close()  # the checker has its own copy
         results: list[WorkerResult] = []
         tail: list[str] = []
         readers = [
@@ -247,7 +253,7 @@ def _evaluate(
         return report
 
 
-def _start_checker(device: str, scratch: str, result_write: int, pool: CheckerPool | None) -> Checker:
+def _start_checker(device: str, scratch: str, result_write: int, pool: CheckerPool | None, warm_fd: int | None) -> Checker:
     """The checker process: forked by the pool's zygote when there is a pool that can, else a fresh
     interpreter; either way in its own session, in `scratch`, with the checker's environment and limits."""
     env = worker_env(device)
@@ -255,11 +261,12 @@ def _start_checker(device: str, scratch: str, result_write: int, pool: CheckerPo
     # once CUDA is initialised), verified on an H200 (docs/performance.md, issue 28)
     if pool is not None:
         try:
-            return pool.start(env, scratch, result_write, CPU_ADDRESS_LIMIT if device == "cpu" else None)
+            return pool.start(env, scratch, result_write, CPU_ADDRESS_LIMIT if device == "cpu" else None, warm_fd)
         except PoolUnavailable:
             pass  # the plain way below
+    warm = [] if warm_fd is None else [warm_fd]
     return subprocess.Popen(
-        [sys.executable, "-m", "workbench.harness.checker.entry", str(result_write)],
+        [sys.executable, "-m", "workbench.harness.checker.entry", str(result_write), *map(str, warm)],
         cwd=scratch,
         env=env,
         stdin=subprocess.PIPE,
@@ -268,7 +275,7 @@ def _start_checker(device: str, scratch: str, result_write: int, pool: CheckerPo
         start_new_session=True,
         text=True,
         errors="replace",
-        pass_fds=[result_write],
+        pass_fds=[result_write, *warm],
         preexec_fn=_limit_cpu_memory if device == "cpu" else _prepare_gpu_child,
     )
 

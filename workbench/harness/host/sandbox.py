@@ -733,6 +733,40 @@ def _probe_isolated(bwrap: str, gpu: bool) -> str | None:
     return lines[0] if lines else f"exit code {done.returncode}"
 
 
+# The warm start's zygote (solution/zygote.py) makes each evaluation's namespaces itself (mount, pid, ipc,
+# network, uts), mounts that evaluation's fresh /proc, /tmp and /dev/shm, then drops every capability before
+# any solution code runs. For that it alone gets CAP_SYS_ADMIN (the namespaces and mounts) and CAP_SETPCAP
+# (to empty the bounding set), in a user namespace of its own: capabilities over the sandbox's namespaces
+# only, never the host's.
+ADMIN_ARGS: tuple[str, ...] = ("--unshare-user", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
+
+
+def isolate_args(
+    *,
+    device: str,
+    env: Mapping[str, str],
+    readable: Sequence[Path],
+    writable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+    chdir: Path | None = None,
+) -> list[str]:
+    """bwrap's arguments for the allow-list sandbox (without the identity files, which `isolate` adds as
+    pipes): two calls that return the same list start processes that see the same files."""
+    gpu = _is_gpu(device)
+    minors = visible_gpu_minors(env) if gpu else None
+    return [
+        *_base_args(gpu, minors, root=False),
+        *_system_args(),
+        *_isolated_mounts(hidden, readable, writable),
+        *NAMESPACE_ARGS,
+        *_env_args(env),
+        "--remount-ro",
+        "/",
+        "--chdir",
+        str(chdir or "/tmp"),
+    ]
+
+
 def isolate(
     argv: list[str],
     *,
@@ -742,6 +776,7 @@ def isolate(
     writable: Sequence[Path] = (),
     hidden: Sequence[Path] = (),
     chdir: Path | None = None,
+    admin: bool = False,
 ) -> Launch:
     """Run `argv` in the allow-list sandbox: an empty, read-only root with only the system folders
     (`SYSTEM_DIRS`, `SYSTEM_FILES`), `readable` (read-only) and `writable` bound, a minimal /dev (with the
@@ -749,7 +784,7 @@ def isolate(
     lie inside a bound folder are masked there. bwrap reads its arguments from a pipe (`--args`), so its
     own command line, which every process inside can read as /proc/1/cmdline, is `bwrap --args N --`
     and `argv`. Without a working bwrap (or with $D2K_SANDBOX off) the Launch runs `argv` with `env`
-    unchanged and its info says why (kind "none")."""
+    unchanged and its info says why (kind "none"). `admin`: the warm start's zygote only (`ADMIN_ARGS`)."""
     info = status(device)
     if info.kind == "bubblewrap":
         bwrap = find_bwrap()
@@ -760,20 +795,10 @@ def isolate(
     if info.kind == "none":
         return Launch(list(argv), None, dict(env), (), info)
     assert bwrap is not None
-    gpu = _is_gpu(device)
-    minors = visible_gpu_minors(env) if gpu else None
-    mounts = _isolated_mounts(hidden, readable, writable)
-    args = [
-        *_base_args(gpu, minors, root=False),
-        *_system_args(),
-        *mounts,
-        *NAMESPACE_ARGS,
-        *_env_args(env),
-        "--remount-ro",
-        "/",
-        "--chdir",
-        str(chdir or "/tmp"),
-    ]
+    minors = visible_gpu_minors(env) if _is_gpu(device) else None
+    args = isolate_args(device=device, env=env, readable=readable, writable=writable, hidden=hidden, chdir=chdir)
+    if admin:
+        args[-4:-4] = ADMIN_ARGS
     fds: list[int] = []
     try:
         for dest, data in _identity_files().items():

@@ -44,6 +44,9 @@ class EvalRequest(BaseModel):
     # None: on a GPU only (True on the CPU in tests of that path)
     seeded_inputs: bool | None = None
     reference_timings: list[ReferenceTiming] = []  # fresh earlier timings of this task's reference to reuse
+    # the digest of the sandbox the host's warm solution zygote was started for (host/solution_plan.py),
+    # where it passed the checker a connection to one (the checker's second argument)
+    warm_solution: str | None = None
 
 
 class WorkerResult(BaseModel):

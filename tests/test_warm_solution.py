@@ -1,0 +1,178 @@
+"""The solution process's warm start (solution/zygote.py, host/solution_pool.py, checker/launch.py): it is
+taken where the sandbox is the same, it passes what the plain start passes, and it keeps every evaluation
+as fresh as a new bwrap would: nothing one solution writes, starts or holds reaches the next, the solution
+holds no capability and cannot see the zygote, and a sandbox the zygote was not made for is never used."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench import paths
+from workbench.catalog import Catalog
+from workbench.harness.checker.host_times import descendants
+from workbench.harness.checker.launch import launch_warm
+from workbench.harness.host import sandbox
+from workbench.harness.host.checker_pool import CheckerPool
+from workbench.harness.host.evaluate import evaluate
+from workbench.harness.host.solution_pool import SolutionZygotes
+from workbench.harness.protocol.report import EvalReport
+
+pytestmark = pytest.mark.slow  # each test starts a zygote (an interpreter importing torch) and evaluations
+
+REPO = paths.REPO_ROOT
+TASK = Catalog(REPO / "tasks", REPO / "guidance").task("rmsnorm_bwd")
+NAIVE = (REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py").read_text().replace("from __future__ import annotations", "")
+WORKLOAD = ["smoke_m64_n256"]
+PROBE = sandbox.status("cpu")
+needs_bwrap = pytest.mark.skipif(PROBE.kind != "bubblewrap", reason=f"no sandbox on this machine: {PROBE.detail}")
+
+# Import-time code of probe solutions (the module's top, before the honest kernels): the static policy
+# refuses most of what a probe needs, so these evaluations run with static_policy=False (the sandbox is
+# the defence under test). A probe reports by raising: the report's message carries the text.
+LEAVE_TRACES = """
+import ctypes, os, time
+open("/tmp/left-by-the-last", "w").write("secret answers")
+open("/dev/shm/left-by-the-last", "w").write("secret answers")
+if os.fork() == 0:  # a process left behind, in a session of its own
+    os.setsid()
+    time.sleep(300)
+    os._exit(0)
+"""
+LOOK_AROUND = """
+import ctypes, json, os
+_seen = {
+    "files": [p for p in ("/tmp/left-by-the-last", "/dev/shm/left-by-the-last") if os.path.exists(p)],
+    "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "me": os.getpid(),
+    "status": {k: v.strip() for k, v in (l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
+               if k.startswith("Cap") or k == "NoNewPrivs"},
+    "mount": ctypes.CDLL(None, use_errno=True).mount(b"tmpfs", b"/tmp", b"tmpfs", 0, None),
+    "solution": __file__,
+}
+raise RuntimeError("SEEN " + json.dumps(_seen))
+"""
+
+
+def probe_solution(tmp_path: Path, name: str, top: str) -> Path:
+    path = tmp_path / name
+    path.write_text(top + "\n" + NAIVE)
+    return path
+
+
+def seen(report: EvalReport) -> dict[str, object]:
+    assert "SEEN " in report.message, report.message
+    text = report.message.split("SEEN ", 1)[1]
+    return json.loads(text[: text.rindex("}") + 1])
+
+
+def zygote_tree(pool: CheckerPool) -> set[int]:
+    return {pid for root in pool.solutions.zygote_pids() for pid in descendants(root)}
+
+
+ZYGOTE_ALONE = 3  # bwrap, bwrap's init in the sandbox, the zygote: no keeper, no solution process
+
+
+def settle(pool: CheckerPool) -> int:
+    """How many processes the zygote's tree holds once its keepers have ended (right after their report)."""
+    deadline = time.monotonic() + 10
+    while len(tree := zygote_tree(pool)) > ZYGOTE_ALONE and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(tree)
+
+
+@needs_bwrap
+def test_the_warm_start_is_taken_and_passes_as_the_plain_start(tmp_path: Path) -> None:
+    naive = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
+    with CheckerPool() as pool:
+        reports = [evaluate(TASK, naive, "cpu", WORKLOAD, pool=pool, timing=False) for _ in range(2)]
+        assert len(pool.solutions.zygote_pids()) == 1  # one zygote served both
+    plain = evaluate(TASK, naive, "cpu", WORKLOAD, timing=False)
+    assert [r.status for r in reports] == ["passed", "passed"] == [plain.status] * 2
+    assert all("warm start" in r.sandbox for r in reports) and "warm start" not in plain.sandbox
+    assert reports[0].workloads[0].rel_err != reports[1].workloads[0].rel_err  # fresh secret inputs each time
+
+
+@needs_bwrap
+def test_nothing_one_solution_leaves_reaches_the_next(tmp_path: Path) -> None:
+    leave = probe_solution(tmp_path, "leave.py", LEAVE_TRACES)
+    look = probe_solution(tmp_path, "look.py", LOOK_AROUND)
+    with CheckerPool() as pool:
+        first = evaluate(TASK, leave, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+        assert first.status == "passed" and "warm start" in first.sandbox
+        assert settle(pool) == ZYGOTE_ALONE  # the process left behind died with its namespace
+        second = evaluate(TASK, look, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    found = seen(second)
+    assert "warm start" in second.sandbox
+    assert found["files"] == []  # a fresh /tmp and /dev/shm
+    assert found["pids"] == [found["me"]] == [1]  # its own pid namespace: no zygote, keeper or earlier process
+
+
+@needs_bwrap
+def test_the_solution_holds_no_capability_and_cannot_mount(tmp_path: Path) -> None:
+    look = probe_solution(tmp_path, "look.py", LOOK_AROUND)
+    with CheckerPool() as pool:
+        report = evaluate(TASK, look, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    found = seen(report)
+    status = found["status"]
+    assert isinstance(status, dict)
+    assert {k: int(v, 16) for k, v in status.items() if k.startswith("Cap")} == dict.fromkeys(
+        ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"), 0
+    )
+    assert status["NoNewPrivs"] == "1" and found["mount"] == -1
+    assert str(found["solution"]).startswith("/tmp/.d2k-solution/")  # its copy, in a read-only tmpfs
+
+
+@needs_bwrap
+def test_a_hanging_solution_is_killed_with_everything_it_started(tmp_path: Path) -> None:
+    hang = probe_solution(tmp_path, "hang.py", LEAVE_TRACES + "\nwhile True:\n    time.sleep(1)\n")
+    with CheckerPool() as pool:
+        report = evaluate(TASK, hang, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False, timeout_s=20)
+        assert report.status == "timeout"
+        assert settle(pool) == ZYGOTE_ALONE
+
+
+@needs_bwrap
+def test_a_zygote_made_for_another_sandbox_is_refused(tmp_path: Path) -> None:
+    naive = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
+    zygotes = SolutionZygotes()
+    try:
+        connected = zygotes.connect(naive, "cpu", [])
+        assert connected is not None
+        conn, digest = connected
+        other = [tmp_path]  # a path masked for this evaluation only would not change the sandbox here ...
+        assert launch_warm(conn, "0" * len(digest), naive, "cpu", other) is None  # ... but another digest does
+        assert conn.fileno() == -1  # closed: its keeper ends
+    finally:
+        zygotes.close()
+
+
+def test_without_a_sandbox_there_is_no_warm_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(sandbox.SWITCH_ENV, "off")
+    zygotes = SolutionZygotes()
+    try:
+        naive = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
+        assert zygotes.connect(naive, "cpu", []) is None
+        assert zygotes.connect(naive, "cpu", []) is None
+        assert zygotes.zygote_pids() == []
+    finally:
+        zygotes.close()
+
+
+@needs_bwrap
+def test_a_keeper_refuses_a_malformed_request_and_starts_nothing(tmp_path: Path) -> None:
+    naive = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
+    zygotes = SolutionZygotes()
+    try:
+        connected = zygotes.connect(naive, "cpu", [])
+        assert connected is not None
+        conn, _ = connected
+        conn.send(json.dumps({"op": "start"}).encode())  # no descriptors
+        conn.settimeout(60)
+        assert conn.recv(4096) == b""  # the keeper ended without an answer
+        conn.close()
+    finally:
+        zygotes.close()

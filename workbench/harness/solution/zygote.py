@@ -1,0 +1,216 @@
+"""A warm start for solution processes: the zygote, run inside the allow-list sandbox by the host's pool.
+
+Started by host/solution_pool.py in the same sandbox a plain solution process gets (sandbox.isolate, less
+the solution file), with one addition: CAP_SYS_ADMIN inside a user namespace of the sandbox's own
+(`sandbox.ADMIN_ARGS`). It imports torch and the solution host's modules once, makes itself non-dumpable
+(nothing it starts can trace it or read its memory), and then serves connections, each one evaluation's:
+
+    zygote (Z) --fork--> keeper (K, one per evaluation) --fork, new pid namespace--> solution process (S)
+
+K takes new mount, ipc, network and uts namespaces, and a new pid namespace for S; S, pid 1 there, mounts
+its own /proc, a fresh empty /tmp and /dev/shm, copies the solution from the descriptor the checker sent
+into a tmpfs of its own and remounts that read-only, drops every capability (bounding and ambient sets
+included; no_new_privs), verifies that from /proc/self/status, closes every descriptor but its channel
+and output, and only then becomes the solution host (solution/host.py) with the channel from the checker.
+
+Why this keeps each evaluation fresh, as a fresh bwrap would: S starts from Z's image right after the
+imports, never from another evaluation's process (Z holds no evaluation's data: it only ever receives a
+connection's descriptor); what S can write (/tmp, /dev/shm, System V and POSIX IPC objects, sockets) lives
+in namespaces made for S alone and is gone with them; S cannot see, signal or trace Z, K or another
+evaluation's process (its own pid namespace; Z non-dumpable); when S, pid 1 of its namespace, ends, the
+kernel ends every process it started. K kills S when the checker's end of the connection closes (the
+checker ended or was killed) or asks it to, and reports S's exit status on the connection; S never holds
+the connection, so nothing it sends can pass for K's report.
+
+Protocol on an evaluation's connection (SOCK_SEQPACKET, one JSON message a packet): the checker sends
+{"op": "start", "limits": {...}} with three descriptors (S's end of the channel, the write end of its
+output pipe, the solution file opened read-only); K answers {"started": true, "solution": PATH} (PATH:
+where S sees its copy) or {"started": false, "error": ...}, later {"exit": RETURNCODE}; {"op": "kill"}
+from the checker ends S. The checker reads K's process id from the kernel's credentials on the answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import resource
+import select
+import signal
+import socket
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from workbench.harness.protocol.limits import RESOURCE_LIMITS
+from workbench.harness.solution import confine
+from workbench.harness.solution.fast_exit import exit_now
+
+MAX_MESSAGE = 65536
+SOLUTION_DIR = "/tmp/.d2k-solution"  # a tmpfs of its own, read-only once the solution is copied in
+MAX_SOLUTION_BYTES = 8 * 2**20
+NAMESPACES = confine.CLONE_NEWNS | confine.CLONE_NEWIPC | confine.CLONE_NEWNET | confine.CLONE_NEWUTS | confine.CLONE_NEWPID
+
+
+def main(argv: list[str]) -> int:
+    control = socket.socket(fileno=int(argv[1]))
+    import torch  # noqa: PLC0415 (the warm part: what every solution process would import)
+
+    from workbench.harness.solution import host  # noqa: F401, PLC0415 (the solution host's own modules)
+
+    if torch.cuda.is_initialized():
+        return 3  # a forked process could not use the device
+    confine.set_dumpable(False)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel; each reports its own end
+    while True:
+        try:
+            message, fds, _flags, _address = socket.recv_fds(control, MAX_MESSAGE, 1)
+        except OSError:
+            return 0
+        if not message:
+            return 0  # the host closed the pool: bwrap ends with us, and the kernel ends our namespace
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            continue
+        if os.fork() == 0:
+            _keeper(fds[0], control.fileno())
+        os.close(fds[0])
+
+
+def _keeper(conn_fd: int, control_fd: int) -> None:
+    """K: one evaluation's solution process, started on the checker's request and watched; never returns."""
+    code = 0
+    pid = 0
+    try:
+        os.close(control_fd)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        conn = socket.socket(fileno=conn_fd)
+        message, fds, _flags, _address = socket.recv_fds(conn, MAX_MESSAGE, 3)
+        if not message or len(fds) != 3:
+            return
+        request = json.loads(message)
+        if request.get("op") != "start":
+            return
+        confine.unshare(NAMESPACES)
+        ready_read, ready_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_read)
+            _solution_process(request, fds, ready_write, conn_fd)
+        os.close(ready_write)
+        for fd in fds:
+            os.close(fd)
+        with os.fdopen(ready_read, "rb") as ready:
+            said = ready.read()
+        if said == b"ok":
+            conn.send(json.dumps({"started": True, "solution": _solution_path(request)}).encode())
+        else:
+            conn.send(json.dumps({"started": False, "error": said.decode(errors="replace")[-500:] or "exited"}).encode())
+        returncode = _watch(conn, pid)
+        pid = 0  # reaped
+        conn.send(json.dumps({"exit": returncode}).encode())
+    except BaseException:
+        traceback.print_exc()
+        code = 70
+    finally:
+        if pid:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        exit_now(code)
+
+
+def _solution_path(request: dict[str, Any]) -> str:
+    name = Path(str(request.get("name") or "solution.py")).name
+    return f"{SOLUTION_DIR}/{name if name.endswith('.py') else 'solution.py'}"
+
+
+def _watch(conn: socket.socket, pid: int) -> int:
+    """Wait for S to end, killing it when the checker asks or its end of the connection closes; its code."""
+    pidfd = os.pidfd_open(pid)
+    killed = False
+    while True:
+        ready, _, _ = select.select([pidfd, conn.fileno()], [], [])
+        if pidfd in ready:
+            _, status = os.waitpid(pid, 0)
+            os.close(pidfd)
+            return os.waitstatus_to_exitcode(status)
+        if not killed:
+            try:
+                data = conn.recv(MAX_MESSAGE)
+            except OSError:
+                data = b""
+            if not data or json.loads(data).get("op") == "kill":
+                os.kill(pid, signal.SIGKILL)  # pid 1 of its namespace: the kernel ends everything it started
+                killed = True
+
+
+def _solution_process(request: dict[str, Any], fds: list[int], ready_write: int, conn_fd: int) -> None:
+    """S: confined, then the solution host; never returns. Until `ok` is written, a failure is reported to
+    K (and the checker starts the solution the plain way)."""
+    code = 70
+    channel_fd, output_fd, solution_fd = fds
+    try:
+        os.close(conn_fd)
+        confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL, "prctl(PR_SET_PDEATHSIG)")
+        source = os.read(solution_fd, MAX_SOLUTION_BYTES + 1)
+        os.close(solution_fd)
+        if len(source) > MAX_SOLUTION_BYTES:
+            raise ValueError(f"the solution is larger than {MAX_SOLUTION_BYTES} bytes")
+        confine.fresh_mounts(SOLUTION_DIR)
+        path = _solution_path(request)
+        with open(path, "xb") as out:
+            out.write(source)
+        confine.seal(SOLUTION_DIR)
+        _set_limits(request.get("limits") or {})
+        confine.drop_capabilities()
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        keep = sorted({0, 1, 2, channel_fd, ready_write})
+        for low, high in zip(keep, [*keep[1:], 65536], strict=True):
+            os.closerange(low + 1, high)  # everything else Z inherited (its control socket is closed in K)
+        os.chdir("/tmp")
+        random.seed()  # a fresh interpreter seeds from the OS; a fork would share Z's state
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.write(ready_write, f"{type(exc).__name__}: {exc}".encode())
+        exit_now(code)
+    os.write(ready_write, b"ok")
+    os.close(ready_write)
+    try:
+        from workbench.harness.solution import host  # noqa: PLC0415 (imported by Z already)
+
+        code = host.main(["host", str(channel_fd)])
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        exit_now(code)
+
+
+def _set_limits(limits: dict[str, Any]) -> None:
+    """The checker's own resource limits (what a plain start inherits from it), never above Z's hard ones."""
+    for name, value in limits.items():
+        which = RESOURCE_LIMITS.get(name)
+        if which is None:
+            raise ValueError(f"unknown limit {name!r}")
+        soft, hard = (int(v) for v in value)
+        _, z_hard = resource.getrlimit(which)
+
+        def lower(a: int, b: int) -> int:
+            if a == resource.RLIM_INFINITY:
+                return b
+            if b == resource.RLIM_INFINITY:
+                return a
+            return min(a, b)
+
+        new_hard = lower(hard, z_hard)
+        resource.setrlimit(which, (lower(soft, new_hard), new_hard))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
