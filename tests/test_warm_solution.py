@@ -108,7 +108,7 @@ def test_nothing_one_solution_leaves_reaches_the_next(tmp_path: Path) -> None:
     found = seen(second)
     assert "warm start" in second.sandbox
     assert found["files"] == []  # a fresh /tmp and /dev/shm
-    assert found["pids"] == [found["me"]] == [1]  # its own pid namespace: no zygote, keeper or earlier process
+    assert found["pids"] == [1, found["me"]] == [1, 2]  # its own pid namespace: its init, itself, nothing else
 
 
 @needs_bwrap
@@ -176,3 +176,13 @@ def test_a_keeper_refuses_a_malformed_request_and_starts_nothing(tmp_path: Path)
         conn.close()
     finally:
         zygotes.close()
+
+
+@needs_bwrap
+def test_a_solution_that_kills_itself_is_reported_as_by_the_plain_start(tmp_path: Path) -> None:
+    crash = probe_solution(tmp_path, "crash.py", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    with CheckerPool() as pool:
+        warm = evaluate(TASK, crash, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    plain = evaluate(TASK, crash, "cpu", WORKLOAD, timing=False, static_policy=False)
+    assert "warm start" in warm.sandbox
+    assert (warm.status, warm.message) == (plain.status, plain.message) == ("crashed", "the solution process died with SIGSEGV")

@@ -5,22 +5,25 @@ the solution file), with one addition: CAP_SYS_ADMIN inside a user namespace of 
 (`sandbox.ADMIN_ARGS`). It imports torch and the solution host's modules once, makes itself non-dumpable
 (nothing it starts can trace it or read its memory), and then serves connections, each one evaluation's:
 
-    zygote (Z) --fork--> keeper (K, one per evaluation) --fork, new pid namespace--> solution process (S)
+    zygote (Z) --fork--> keeper (K, one per evaluation) --fork, new pid namespace--> init (I, pid 1)
+        --fork--> solution host (S, pid 2)
 
-K takes new mount, ipc, network and uts namespaces, and a new pid namespace for S; S, pid 1 there, mounts
-its own /proc, a fresh empty /tmp and /dev/shm, copies the solution from the descriptor the checker sent
-into a tmpfs of its own and remounts that read-only, drops every capability (bounding and ambient sets
-included; no_new_privs), verifies that from /proc/self/status, closes every descriptor but its channel
-and output, and only then becomes the solution host (solution/host.py) with the channel from the checker.
+K takes new mount, ipc, network and uts namespaces, and a new pid namespace for I; I mounts its own /proc,
+a fresh empty /tmp and /dev/shm, copies the solution from the descriptor the checker sent into a tmpfs of
+its own and remounts that read-only, drops every capability (bounding and ambient sets included;
+no_new_privs), verifies that from /proc/self/status, closes every descriptor but the channel and the
+output, and only then forks S, the solution host (solution/host.py) on the channel from the checker. I
+reaps until S ends and tells K its status (pid 2 under an init, as a plain bwrap runs it: pid 1 would
+ignore the signals a process sends itself).
 
-Why this keeps each evaluation fresh, as a fresh bwrap would: S starts from Z's image right after the
-imports, never from another evaluation's process (Z holds no evaluation's data: it only ever receives a
+Why this keeps each evaluation fresh, as a fresh bwrap would: I and S start from Z's image right after
+the imports, never from another evaluation's process (Z holds no evaluation's data: it only ever receives a
 connection's descriptor); what S can write (/tmp, /dev/shm, System V and POSIX IPC objects, sockets) lives
-in namespaces made for S alone and is gone with them; S cannot see, signal or trace Z, K or another
-evaluation's process (its own pid namespace; Z non-dumpable); when S, pid 1 of its namespace, ends, the
-kernel ends every process it started. K kills S when the checker's end of the connection closes (the
-checker ended or was killed) or asks it to, and reports S's exit status on the connection; S never holds
-the connection, so nothing it sends can pass for K's report.
+in namespaces made for this evaluation alone and is gone with them; S cannot see, signal or trace Z, K or
+another evaluation's process (its own pid namespace; Z non-dumpable); when I, pid 1 of the namespace,
+ends, the kernel ends every process S started. K kills I (and with it the namespace) when the checker's end of the
+connection closes (the checker ended or was killed) or asks it to, and reports S's exit status on the
+connection; neither I nor S holds the connection, so nothing S sends can pass for K's report.
 
 Protocol on an evaluation's connection (SOCK_SEQPACKET, one JSON message a packet): the checker sends
 {"op": "start", "limits": {...}} with three descriptors (S's end of the channel, the write end of its
@@ -96,11 +99,14 @@ def _keeper(conn_fd: int, control_fd: int) -> None:
             return
         confine.unshare(NAMESPACES)
         ready_read, ready_write = os.pipe()
+        status_read, status_write = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(ready_read)
-            _solution_process(request, fds, ready_write, conn_fd)
+            os.close(status_read)
+            _namespace_init(request, fds, ready_write, status_write, conn_fd)
         os.close(ready_write)
+        os.close(status_write)
         for fd in fds:
             os.close(fd)
         with os.fdopen(ready_read, "rb") as ready:
@@ -109,8 +115,11 @@ def _keeper(conn_fd: int, control_fd: int) -> None:
             conn.send(json.dumps({"started": True, "solution": _solution_path(request)}).encode())
         else:
             conn.send(json.dumps({"started": False, "error": said.decode(errors="replace")[-500:] or "exited"}).encode())
-        returncode = _watch(conn, pid)
+        init_code = _watch(conn, pid)
         pid = 0  # reaped
+        with os.fdopen(status_read, "rb") as status:
+            told = status.read(32)
+        returncode = int(told) if told.strip().lstrip(b"-").isdigit() else init_code
         conn.send(json.dumps({"exit": returncode}).encode())
     except BaseException:
         traceback.print_exc()
@@ -128,7 +137,7 @@ def _solution_path(request: dict[str, Any]) -> str:
 
 
 def _watch(conn: socket.socket, pid: int) -> int:
-    """Wait for S to end, killing it when the checker asks or its end of the connection closes; its code."""
+    """Wait for I to end, killing it (and its namespace) when the checker asks or closes its end; its code."""
     pidfd = os.pidfd_open(pid)
     killed = False
     while True:
@@ -147,9 +156,11 @@ def _watch(conn: socket.socket, pid: int) -> int:
                 killed = True
 
 
-def _solution_process(request: dict[str, Any], fds: list[int], ready_write: int, conn_fd: int) -> None:
-    """S: confined, then the solution host; never returns. Until `ok` is written, a failure is reported to
-    K (and the checker starts the solution the plain way)."""
+def _namespace_init(request: dict[str, Any], fds: list[int], ready_write: int, status_write: int, conn_fd: int) -> None:
+    """I, pid 1 of the new pid namespace: confines itself, then forks the solution host (pid 2, as under a
+    plain bwrap, whose own init is pid 1) and reaps until it ends; tells K the host's exit status. Never
+    returns. Until `ok` is written, a failure is reported to K (and the checker starts the solution the
+    plain way)."""
     code = 70
     channel_fd, output_fd, solution_fd = fds
     try:
@@ -170,18 +181,39 @@ def _solution_process(request: dict[str, Any], fds: list[int], ready_write: int,
         os.dup2(output_fd, 2)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
-        keep = sorted({0, 1, 2, channel_fd, ready_write})
+        keep = sorted({0, 1, 2, channel_fd, ready_write, status_write})
         for low, high in zip(keep, [*keep[1:], 65536], strict=True):
             os.closerange(low + 1, high)  # everything else Z inherited (its control socket is closed in K)
         os.chdir("/tmp")
-        random.seed()  # a fresh interpreter seeds from the OS; a fork would share Z's state
+        host_pid = os.fork()
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.write(ready_write, f"{type(exc).__name__}: {exc}".encode())
         exit_now(code)
-    os.write(ready_write, b"ok")
+    if host_pid == 0:
+        os.close(status_write)
+        _solution_host(channel_fd, ready_write)
+    os.close(channel_fd)
     os.close(ready_write)
+    while True:  # reap every orphan of the namespace until the host ends
+        try:
+            ended, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if ended == host_pid:
+            with contextlib.suppress(OSError):
+                os.write(status_write, str(os.waitstatus_to_exitcode(status)).encode())
+            break
+    exit_now(0)  # pid 1 ends: the kernel ends whatever the solution left in the namespace
+
+
+def _solution_host(channel_fd: int, ready_write: int) -> None:
+    """H, pid 2: the solution host on the checker's channel; never returns."""
+    code = 70
     try:
+        random.seed()  # a fresh interpreter seeds from the OS; a fork would share Z's state
+        os.write(ready_write, b"ok")
+        os.close(ready_write)
         from workbench.harness.solution import host  # noqa: PLC0415 (imported by Z already)
 
         code = host.main(["host", str(channel_fd)])
