@@ -136,18 +136,22 @@ def bench_tasks(
         stdout().print(table)
         if not tasks:
             raise typer.Exit(EXIT_FAILED if failed else 0)
-    for task in tasks:
-        err.print(f"[dim]{task.id}: evaluating expert.py on {len(task.spec.workloads)} workloads[/]", highlight=False)
-        report = evaluate(
-            task,
-            task.file("expert.py"),
-            device,
-            hide=[paths.sessions_root(sessions_dir)],
-            on_progress=lambda line: err.print(f"[dim]  {line}[/]"),
-        )
-        results.append((task, report))
-        if reports is not None:
-            (reports / f"{task.id}.json").write_text(report.model_dump_json(indent=2))
+    from workbench.harness.host.checker_pool import CheckerPool
+
+    with CheckerPool() as pool:  # warm checker and solution starts for the tasks after the first
+        for task in tasks:
+            err.print(f"[dim]{task.id}: evaluating expert.py on {len(task.spec.workloads)} workloads[/]", highlight=False)
+            report = evaluate(
+                task,
+                task.file("expert.py"),
+                device,
+                hide=[paths.sessions_root(sessions_dir)],
+                on_progress=lambda line: err.print(f"[dim]  {line}[/]"),
+                pool=pool,
+            )
+            results.append((task, report))
+            if reports is not None:
+                (reports / f"{task.id}.json").write_text(report.model_dump_json(indent=2))
     name = torch.cuda.get_device_name(device)
     peaks = peaks_for(name)
     table = Table(title=f"expert solutions on {name}", title_justify="left")
