@@ -15,7 +15,7 @@ from workbench import paths
 from workbench.catalog import Catalog
 from workbench.harness.checker.host_times import descendants
 from workbench.harness.checker.launch import launch_warm
-from workbench.harness.host import sandbox
+from workbench.harness.host import sandbox, solution_plan
 from workbench.harness.host.checker_pool import CheckerPool
 from workbench.harness.host.evaluate import evaluate
 from workbench.harness.host.solution_pool import SolutionZygotes
@@ -55,6 +55,28 @@ _seen = {
 }
 raise RuntimeError("SEEN " + json.dumps(_seen))
 """
+
+# Every mount point the process sees (the mount on top at each), with whether it is read-only, less the
+# solution's own (bound at its path by a plain start, copied into /tmp/.d2k-solution by a warm one) and the
+# zygote's own modules (harness code that only the warm start's sandbox binds)
+MOUNTS = """
+import hashlib, json, os
+_name = os.path.basename(__file__)
+_top = {f[4]: f[5].split(",")[0] for f in (l.split() for l in open("/proc/self/mountinfo"))}  # the last mount wins
+_zygote = set(json.loads(ZYGOTE_FILES))
+_mounts = sorted(
+    (p, mode) for p, mode in _top.items()
+    if not p.endswith("/" + _name) and not p.startswith("/tmp/.d2k-solution") and p not in _zygote
+)
+raise RuntimeError("SEEN " + json.dumps({"count": len(_mounts), "digest": hashlib.sha256(repr(_mounts).encode()).hexdigest(),
+    "writable": [m for m, mode in _mounts if mode == "rw"]}))
+"""
+
+ZYGOTE_FILES = sorted(
+    {str(p) for p in sandbox.module_files(solution_plan.ZYGOTE_MODULES)}
+    - {str(p) for p in sandbox.module_files(solution_plan.SOLUTION_MODULES)}
+)
+MOUNTS = MOUNTS.replace("ZYGOTE_FILES", repr(json.dumps(ZYGOTE_FILES)))
 
 
 def probe_solution(tmp_path: Path, name: str, top: str) -> Path:
@@ -186,3 +208,16 @@ def test_a_solution_that_kills_itself_is_reported_as_by_the_plain_start(tmp_path
     plain = evaluate(TASK, crash, "cpu", WORKLOAD, timing=False, static_policy=False)
     assert "warm start" in warm.sandbox
     assert (warm.status, warm.message) == (plain.status, plain.message) == ("crashed", "the solution process died with SIGSEGV")
+
+
+@needs_bwrap
+def test_the_warm_process_sees_the_mounts_of_a_plain_one(tmp_path: Path) -> None:
+    mounts = probe_solution(tmp_path, "mounts.py", MOUNTS)
+    with CheckerPool() as pool:
+        warm = evaluate(TASK, mounts, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    plain = evaluate(TASK, mounts, "cpu", WORKLOAD, timing=False, static_policy=False)
+    assert "warm start" in warm.sandbox
+    assert seen(warm) == seen(plain)  # the same mount points, read-only where they were (the repository's
+    # files bound under /tmp when it lies there, bwrap's read-only parts of /proc), and nothing else writable
+    writable = set(seen(warm)["writable"]) - {"/tmp", "/dev/shm", "/proc"}  # type: ignore[arg-type]
+    assert all(point.startswith("/dev") for point in writable)  # the device nodes only, as in a plain start

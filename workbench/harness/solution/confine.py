@@ -1,7 +1,8 @@
 """The kernel calls the warm start's evaluation process makes before any solution code runs: fresh mounts
 in its own mount namespace, then every capability dropped for good (solution/zygote.py).
 
-Linux only, through the C library (ctypes): mount(2), prctl(2) and capset(2) have no Python wrappers.
+Linux only (5.2 or later), through the C library (ctypes): mount(2), open_tree(2), move_mount(2), prctl(2)
+and capset(2) have no Python wrappers.
 Every call is checked; `drop_capabilities` ends by reading /proc/self/status and raises unless every
 capability set is empty and no_new_privs is on, so a kernel that refused a step stops the evaluation's
 start (the checker then starts the solution the plain way) instead of running it with privileges.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 from pathlib import Path
 
 MS_RDONLY = 0x1
@@ -33,6 +35,12 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 CAPABILITY_VERSION_3 = 0x20080522
+SYS_OPEN_TREE = 428  # the same number on every architecture (added in Linux 5.2)
+SYS_MOVE_MOUNT = 429
+AT_FDCWD = -100
+OPEN_TREE_CLONE = 0x1
+AT_RECURSIVE = 0x8000
+MOVE_MOUNT_F_EMPTY_PATH = 0x4
 CAPABILITY_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
 
 
@@ -81,14 +89,61 @@ def set_dumpable(on: bool) -> None:
     prctl(PR_SET_DUMPABLE, 1 if on else 0, "prctl(PR_SET_DUMPABLE)")
 
 
+def mount_points() -> list[str]:
+    """This mount namespace's mount points, in /proc/self/mountinfo's order (a mount before those on it)."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 4:
+            found.append(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
+    return found
+
+
+def _below(path: str, points: list[str]) -> list[str]:
+    """The mount points strictly below `path` that lie on no other one below it, each once."""
+    inside = [p for p in dict.fromkeys(points) if p.startswith(path.rstrip("/") + "/")]
+    return [p for p in inside if not any(q != p and p.startswith(q.rstrip("/") + "/") for q in inside)]
+
+
+def fresh_mount(path: str, fstype: str, flags: int, data: str | None) -> None:
+    """Mount a new `fstype` on `path`, keeping what is mounted below it: each top mount below `path` is
+    cloned with everything on it (its flags, read-only ones included) before, and moved onto the new
+    file system after (open_tree and move_mount). What the new one shows is new; what was bound into the
+    old one (the interpreter's files under /tmp, bwrap's read-only /proc/sys) is there as it was."""
+    libc = _libc()
+    clones: list[tuple[str, int, bool]] = []
+    try:
+        for point in _below(path, mount_points()):
+            fd = libc.syscall(SYS_OPEN_TREE, AT_FDCWD, point.encode(), OPEN_TREE_CLONE | os.O_CLOEXEC | AT_RECURSIVE)
+            if fd < 0:
+                _check(-1, f"open_tree {point}")
+            clones.append((point, fd, Path(point).is_dir()))
+        mount(fstype, path, fstype, flags, data)
+        for point, fd, is_dir in clones:
+            target = Path(point)
+            if not target.exists():  # its mount point in the new file system (a tmpfs: /proc has its own)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if is_dir:
+                    target.mkdir()
+                else:
+                    target.touch()
+            _check(
+                libc.syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, point.encode(), MOVE_MOUNT_F_EMPTY_PATH), f"move_mount {point}"
+            )
+    finally:
+        for _, fd, _ in clones:
+            os.close(fd)
+
+
 def fresh_mounts(solution_dir: str) -> None:
     """In a mount namespace of this process's own (and as pid 1 of its own pid namespace): mount changes
-    stay here, /proc shows only this namespace's processes, /tmp and /dev/shm are new and empty, and
-    `solution_dir` (made inside /tmp) is a tmpfs of its own for the solution's copy."""
+    stay here, /proc shows only this namespace's processes, /tmp and /dev/shm are new and empty (with
+    the sandbox's read-only binds below them kept), and `solution_dir` (made inside /tmp) is a tmpfs of
+    its own for the solution's copy."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    fresh_mount("/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+    fresh_mount("/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    fresh_mount("/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     Path(solution_dir).mkdir(mode=0o755)
     mount("tmpfs", solution_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
 
