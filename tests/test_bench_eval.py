@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
+from workbench.harness.host import sandbox
 
 REPO = Path(__file__).resolve().parent.parent
 NAIVE = REPO / "tests" / "solutions" / "muon_naive.py"
@@ -41,3 +42,13 @@ def test_two_revisions_report_their_phases_and_what_they_were_spent_on(tiny_task
         spent = row["activities_s"]
         assert spent["call"] > 0 and spent["oracle"] > 0  # the solution's calls and the checker's oracle
         assert sum(row["phases_s"].values()) <= row["wall_s"] + 0.05
+    if sandbox.status("cpu").kind == "bubblewrap":  # every revision's solution process from the warm zygote
+        assert [r["start"] for r in rows] == ["warm", "warm"]
+
+
+@pytest.mark.slow
+def test_cold_starts_every_process_from_a_fresh_interpreter(tiny_tasks: Path) -> None:
+    arguments = ["--solution", str(NAIVE), "--device", "cpu", "--json", "--cold", "--tasks-dir", str(tiny_tasks)]
+    result = runner.invoke(app, ["bench", "eval", "muon_orthogonalize", *arguments])
+    assert result.exit_code == 0, result.output
+    assert [r["start"] for r in json.loads(result.stdout)] == ["plain"]

@@ -211,6 +211,13 @@ def bench_eval(
     ] = 1,
     reports: Annotated[Path | None, typer.Option("--reports", help="Write each evaluation's full report as JSON here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON rows.")] = False,
+    cold: Annotated[
+        bool,
+        typer.Option(
+            "--cold",
+            help="No warm starts: every checker and solution process starts from a fresh interpreter (to compare).",
+        ),
+    ] = False,
     tasks_dir: TasksDir = None,
     guidance_dir: GuidanceDir = None,
     sessions_dir: SessionsDir = None,
@@ -221,7 +228,8 @@ def bench_eval(
 
     With --revisions N the same solution is evaluated N times in a row with one reference-timing cache,
     as a session's revisions are: the later ones reuse the reference's timings and, as in a session's
-    runner, every checker after the first is forked from a warm zygote."""
+    runner, every checker and solution process after the first is forked from a warm zygote (--cold: none).
+    The start column says whether each solution process came from the warm zygote or a fresh interpreter."""
     import tempfile
     import time
 
@@ -240,7 +248,8 @@ def bench_eval(
         reports.mkdir(parents=True, exist_ok=True)
     err = stderr()
     rows: list[dict[str, object]] = []
-    with tempfile.TemporaryDirectory(prefix="d2k-bench-eval-") as scratch, CheckerPool() as pool:
+    with tempfile.TemporaryDirectory(prefix="d2k-bench-eval-") as scratch, CheckerPool() as warm:
+        pool = None if cold else warm
         for task, file in zip(tasks, files, strict=True):
             cache = Path(scratch) / f"{task.id}-reference-timing.json"
             for revision in range(1, revisions + 1):
@@ -277,13 +286,14 @@ def bench_eval(
                         "phases_s": {k: round(v, 3) for k, v in report.phase_totals().items()},
                         "activities_s": {k: round(activities[k], 3) for k in ACTIVITIES if k in activities},
                         "reference_reused": sum(w.reference_reused for w in report.workloads),
+                        "start": "warm" if "warm start" in report.sandbox else "plain",
                     }
                 )
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
     else:
         table = Table(title="evaluation time (seconds)", title_justify="left")
-        for column in ("task", "rev", "status", "wall", "phases", "spent on"):
+        for column in ("task", "rev", "status", "start", "wall", "phases", "spent on"):
             table.add_column(column, overflow="fold")
         for row in rows:
             phases = row["phases_s"]
@@ -293,6 +303,7 @@ def bench_eval(
                 str(row["task"]),
                 str(row["revision"]),
                 str(row["status"]),
+                str(row["start"]),
                 f"{row['wall_s']:.1f}",
                 " · ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in phases.items()),
                 " · ".join(f"{k} {v:.1f}" for k, v in spent.items()),
