@@ -93,7 +93,7 @@ def allowlist_findings(tiny_tasks: Path, tmp_path_factory: pytest.TempPathFactor
             secrets=secrets,
         )
         assert report.sandbox.startswith("bubblewrap"), report.sandbox
-        yield probe_report(report)
+        yield {**probe_report(report), "warm_start": "warm start" in report.sandbox}
     finally:
         shutil.rmtree(other, ignore_errors=True)
         shutil.rmtree(unnamed, ignore_errors=True)
@@ -118,10 +118,16 @@ class TestSandboxIsAnAllowList:
         assert allowlist_findings["passwd_lines"] <= 1  # the process's own user only, not the host's accounts
 
     def test_the_init_process_names_nothing(self, allowlist_findings: dict[str, Any]) -> None:
-        """pid 1 (bwrap's init) shows no hidden path: its own arguments are read from a pipe, and what is
-        left of its command line is `bwrap --args N --` and the solution process's own command line."""
+        """pid 1 shows no hidden path. Under a plain start it is bwrap's init: its own arguments are read
+        from a pipe, and what is left of its command line is `bwrap --args N --` and the solution process's
+        own command line. Under the warm start it is the evaluation's init, forked from the zygote like the
+        process itself: the same command line and nothing before it, its environment unreadable."""
         assert allowlist_findings["init_names"] == []
         argv = allowlist_findings["init_argv"]
+        if allowlist_findings["warm_start"]:
+            assert allowlist_findings["init_argc"] == 0, argv
+            assert allowlist_findings["init_environ"] == []
+            return
         assert allowlist_findings["init_argc"] == 4, argv
         assert argv[0] == "bwrap" and argv[1] == "--args" and argv[2].isdigit() and argv[3] == "--", argv
         assert allowlist_findings["init_environ"] == ["PATH"]
