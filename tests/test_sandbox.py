@@ -724,3 +724,15 @@ def test_a_workers_environment_names_only_its_own_gpu_and_passes_no_secret(monke
     assert cpu["TRITON_INTERPRET"] == "1" and cpu["CUDA_VISIBLE_DEVICES"] == ""
     with pytest.raises(ValueError, match="bad device"):
         worker_env("cuda:x")
+
+
+def test_the_import_path_leaves_out_the_running_programs_own_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A console script's bin/ folder (sys.path[0]) lies inside the virtual environment but is not the
+    interpreter's: the host (a console script) and the checker (`python -m`) get the same import path."""
+    interpreter = sandbox.interpreter_paths()
+    plain = sandbox.import_path(interpreter)
+    scripts = Path(sys.executable).parent  # .venv/bin: inside the bound prefix
+    monkeypatch.setattr(sys, "path", [str(scripts), *sys.path[1:]])
+    monkeypatch.setattr(sys, "argv", [str(scripts / "d2k-workbench")])
+    assert str(scripts) not in sandbox.import_path(interpreter)
+    assert sandbox.import_path(interpreter) == [p for p in plain if p != str(scripts)]

@@ -545,10 +545,18 @@ def interpreter_paths(env: Mapping[str, str] | None = None) -> list[Path]:
 
 def import_path(interpreter: Sequence[Path]) -> list[str]:
     """The import path of a sandboxed interpreter: this package's root, then the entries of sys.path that
-    lie inside the bound interpreter folders (`interpreter_paths`); it names nothing else."""
+    lie inside the bound interpreter folders (`interpreter_paths`); it names nothing else. The running
+    program's own folder (sys.path[0] for a script or `-m`; a console script's bin/ folder) is not the
+    interpreter's, so it is left out: the path is the same whichever program asks (the host and the checker
+    must agree on it for the warm start, host/solution_plan.py)."""
+    own = set() if sys.flags.safe_path or not sys.path else {sys.path[0]}
+    if sys.argv and sys.argv[0] and Path(sys.argv[0]).is_file():
+        own.add(str(Path(sys.argv[0]).resolve().parent))
     found = [str(paths.IMPORT_ROOT)]
     for entry in sys.path:
-        if entry and Path(entry).is_dir() and any(Path(entry).is_relative_to(p) for p in interpreter) and entry not in found:
+        if entry in own or entry in found or not entry or not Path(entry).is_dir():
+            continue
+        if any(Path(entry).is_relative_to(p) for p in interpreter):
             found.append(entry)
     return found
 
