@@ -221,3 +221,18 @@ def test_the_warm_process_sees_the_mounts_of_a_plain_one(tmp_path: Path) -> None
     # files bound under /tmp when it lies there, bwrap's read-only parts of /proc), and nothing else writable
     writable = set(seen(warm)["writable"]) - {"/tmp", "/dev/shm", "/proc"}  # type: ignore[arg-type]
     assert all(point.startswith("/dev") for point in writable)  # the device nodes only, as in a plain start
+
+
+@needs_bwrap
+def test_a_while_without_a_sandbox_does_not_give_the_warm_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    naive = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
+    zygotes = SolutionZygotes()
+    try:
+        with monkeypatch.context() as off:
+            off.setenv(sandbox.SWITCH_ENV, "off")
+            assert [zygotes.connect(naive, "cpu", []) for _ in range(3)] == [None, None, None]
+        connected = zygotes.connect(naive, "cpu", [])  # the sandbox is back: so is the warm start
+        assert connected is not None
+        connected[0].close()
+    finally:
+        zygotes.close()

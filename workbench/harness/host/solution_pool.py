@@ -104,6 +104,8 @@ class SolutionZygotes:
 
     def connect(self, solution: Path, device: str, hidden: Sequence[Path]) -> tuple[socket.socket, str] | None:
         """A connection to the zygote for this evaluation's sandbox and that sandbox's digest, or None."""
+        if sandbox.status(device).kind != "bubblewrap":
+            return None  # no sandbox here now ($D2K_SANDBOX off, no bwrap): not the zygote's failure
         plan = solution_plan.plan(Path(solution).resolve(), device, hidden)
         digest = plan.warm_digest()
         with self._lock:
