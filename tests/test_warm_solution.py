@@ -6,6 +6,9 @@ holds no capability and cannot see the zygote, and a sandbox the zygote was not 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -89,6 +92,14 @@ def seen(report: EvalReport) -> dict[str, object]:
     assert "SEEN " in report.message, report.message
     text = report.message.split("SEEN ", 1)[1]
     return json.loads(text[: text.rindex("}") + 1])
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is a process that has not ended (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def zygote_tree(pool: CheckerPool) -> set[int]:
@@ -234,5 +245,31 @@ def test_a_while_without_a_sandbox_does_not_give_the_warm_start_up(monkeypatch: 
         connected = zygotes.connect(naive, "cpu", [])  # the sandbox is back: so is the warm start
         assert connected is not None
         connected[0].close()
+    finally:
+        zygotes.close()
+
+
+@needs_bwrap
+def test_a_zygote_outlives_the_thread_that_asked_for_it_and_a_killed_one_is_replaced() -> None:
+    naive = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
+    zygotes = SolutionZygotes()
+    try:
+        asked: list[object] = []
+        worker = threading.Thread(target=lambda: asked.append(zygotes.connect(naive, "cpu", [])))
+        worker.start()
+        worker.join()  # the thread is gone (a TUI worker's would be): its zygote must not be
+        (first,) = zygotes.zygote_pids()
+        for _ in range(3):  # killed three times: replaced each time (a zygote that served is no failed start)
+            again = zygotes.connect(naive, "cpu", [])
+            assert again is not None and zygotes.zygote_pids() == [first]
+            again[0].close()
+            os.kill(first, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while running(first) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            replaced = zygotes.connect(naive, "cpu", [])
+            assert replaced is not None and zygotes.zygote_pids() != [first]
+            replaced[0].close()
+            (first,) = zygotes.zygote_pids()
     finally:
         zygotes.close()

@@ -19,6 +19,7 @@ Imports only the standard library and torch-free harness modules.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import signal
@@ -94,13 +95,19 @@ class _Zygote:
 
 
 class SolutionZygotes:
-    """Zygotes by sandbox digest. Close it to end them; they also end when this process exits."""
+    """Zygotes by sandbox digest. Close it to end them; they also end when this process exits.
+
+    Zygotes are started by one thread of the pool's own, which lives as long as the pool: a zygote (and its
+    bwrap) dies with the thread that started it (the parent-death signal), and an evaluation's thread may
+    be short-lived (the TUI's workers). A zygote that served and then died is replaced; one that fails
+    as soon as it is started makes the pool give that sandbox up after the second time."""
 
     def __init__(self) -> None:
         self._zygotes: dict[str, _Zygote] = {}
         self._failures: dict[str, int] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self._starter: concurrent.futures.ThreadPoolExecutor | None = None
 
     def connect(self, solution: Path, device: str, hidden: Sequence[Path]) -> tuple[socket.socket, str] | None:
         """A connection to the zygote for this evaluation's sandbox and that sandbox's digest, or None."""
@@ -111,17 +118,29 @@ class SolutionZygotes:
         with self._lock:
             if self._closed or self._failures.get(digest, 0) >= 2:
                 return None
-            zygote = self._zygotes.get(digest)
+            old = self._zygotes.pop(digest, None)
+            if old is not None:
+                with contextlib.suppress(OSError):
+                    connection = old.connect()
+                    self._zygotes[digest] = old
+                    return connection, digest
+                old.close()  # it served before and has ended since (killed, its starting thread gone): replace it
             try:
-                if zygote is None:
-                    zygote = self._zygotes[digest] = _Zygote(plan)
+                zygote = self._start(plan)
+                self._zygotes[digest] = zygote
                 return zygote.connect(), digest
             except OSError:
-                self._failures[digest] = self._failures.get(digest, 0) + 1  # replaced once, then not again
-                dead = self._zygotes.pop(digest, None)
-        if dead is not None:
-            dead.close()
+                self._failures[digest] = self._failures.get(digest, 0) + 1  # a new zygote failed at once
+                broken = self._zygotes.pop(digest, None)
+        if broken is not None:
+            broken.close()
         return None
+
+    def _start(self, plan: solution_plan.SolutionPlan) -> _Zygote:
+        """A new zygote, started by the pool's own thread (see the class's note)."""
+        if self._starter is None:
+            self._starter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="solution-zygotes")
+        return self._starter.submit(_Zygote, plan).result()
 
     def zygote_pids(self) -> list[int]:
         """The process ids of the zygotes' bwrap processes now (one per sandbox used)."""
@@ -134,6 +153,8 @@ class SolutionZygotes:
             zygotes, self._zygotes = list(self._zygotes.values()), {}
         for zygote in zygotes:
             zygote.close()
+        if self._starter is not None:
+            self._starter.shutdown(wait=False)
 
 
 __all__ = ["SolutionZygotes"]
