@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pooled_evaluate import process_pool
 
 from workbench import paths
 from workbench.catalog import Catalog
@@ -110,19 +111,19 @@ ZYGOTE_ALONE = 3  # bwrap, bwrap's init in the sandbox, the zygote: no keeper, n
 
 
 def settle(pool: CheckerPool) -> int:
-    """How many processes the zygote's tree holds once its keepers have ended (right after their report)."""
+    """How many processes a zygote's tree holds once its keepers have ended (right after their report)."""
     deadline = time.monotonic() + 10
-    while len(tree := zygote_tree(pool)) > ZYGOTE_ALONE and time.monotonic() < deadline:
+    alone = ZYGOTE_ALONE * len(pool.solutions.zygote_pids())  # the pool is this test process's: one per sandbox
+    while len(tree := zygote_tree(pool)) > alone and time.monotonic() < deadline:
         time.sleep(0.05)
-    return len(tree)
+    return len(tree) // len(pool.solutions.zygote_pids())
 
 
 @needs_bwrap
 def test_the_warm_start_is_taken_and_passes_as_the_plain_start(tmp_path: Path) -> None:
     naive = REPO / "tests" / "solutions" / "rmsnorm_bwd_naive.py"
-    with CheckerPool() as pool:
-        reports = [evaluate(TASK, naive, "cpu", WORKLOAD, pool=pool, timing=False) for _ in range(2)]
-        assert len(pool.solutions.zygote_pids()) == 1  # one zygote served both
+    pool = process_pool()
+    reports = [evaluate(TASK, naive, "cpu", WORKLOAD, pool=pool, timing=False) for _ in range(2)]
     plain = evaluate(TASK, naive, "cpu", WORKLOAD, timing=False)
     assert [r.status for r in reports] == ["passed", "passed"] == [plain.status] * 2
     assert all("warm start" in r.sandbox for r in reports) and "warm start" not in plain.sandbox
@@ -133,11 +134,11 @@ def test_the_warm_start_is_taken_and_passes_as_the_plain_start(tmp_path: Path) -
 def test_nothing_one_solution_leaves_reaches_the_next(tmp_path: Path) -> None:
     leave = probe_solution(tmp_path, "leave.py", LEAVE_TRACES)
     look = probe_solution(tmp_path, "look.py", LOOK_AROUND)
-    with CheckerPool() as pool:
-        first = evaluate(TASK, leave, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
-        assert first.status == "passed" and "warm start" in first.sandbox
-        assert settle(pool) == ZYGOTE_ALONE  # the process left behind died with its namespace
-        second = evaluate(TASK, look, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    pool = process_pool()
+    first = evaluate(TASK, leave, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    assert first.status == "passed" and "warm start" in first.sandbox
+    assert settle(pool) == ZYGOTE_ALONE  # the process left behind died with its namespace
+    second = evaluate(TASK, look, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
     found = seen(second)
     assert "warm start" in second.sandbox
     assert found["files"] == []  # a fresh /tmp and /dev/shm
@@ -147,8 +148,8 @@ def test_nothing_one_solution_leaves_reaches_the_next(tmp_path: Path) -> None:
 @needs_bwrap
 def test_the_solution_holds_no_capability_and_cannot_mount(tmp_path: Path) -> None:
     look = probe_solution(tmp_path, "look.py", LOOK_AROUND)
-    with CheckerPool() as pool:
-        report = evaluate(TASK, look, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    pool = process_pool()
+    report = evaluate(TASK, look, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
     found = seen(report)
     status = found["status"]
     assert isinstance(status, dict)
@@ -162,10 +163,10 @@ def test_the_solution_holds_no_capability_and_cannot_mount(tmp_path: Path) -> No
 @needs_bwrap
 def test_a_hanging_solution_is_killed_with_everything_it_started(tmp_path: Path) -> None:
     hang = probe_solution(tmp_path, "hang.py", LEAVE_TRACES + "\nwhile True:\n    time.sleep(1)\n")
-    with CheckerPool() as pool:
-        report = evaluate(TASK, hang, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False, timeout_s=20)
-        assert report.status == "timeout"
-        assert settle(pool) == ZYGOTE_ALONE
+    pool = process_pool()
+    report = evaluate(TASK, hang, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False, timeout_s=20)
+    assert report.status == "timeout"
+    assert settle(pool) == ZYGOTE_ALONE
 
 
 @needs_bwrap
@@ -214,8 +215,8 @@ def test_a_keeper_refuses_a_malformed_request_and_starts_nothing(tmp_path: Path)
 @needs_bwrap
 def test_a_solution_that_kills_itself_is_reported_as_by_the_plain_start(tmp_path: Path) -> None:
     crash = probe_solution(tmp_path, "crash.py", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
-    with CheckerPool() as pool:
-        warm = evaluate(TASK, crash, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    pool = process_pool()
+    warm = evaluate(TASK, crash, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
     plain = evaluate(TASK, crash, "cpu", WORKLOAD, timing=False, static_policy=False)
     assert "warm start" in warm.sandbox
     assert (warm.status, warm.message) == (plain.status, plain.message) == ("crashed", "the solution process died with SIGSEGV")
@@ -224,8 +225,8 @@ def test_a_solution_that_kills_itself_is_reported_as_by_the_plain_start(tmp_path
 @needs_bwrap
 def test_the_warm_process_sees_the_mounts_of_a_plain_one(tmp_path: Path) -> None:
     mounts = probe_solution(tmp_path, "mounts.py", MOUNTS)
-    with CheckerPool() as pool:
-        warm = evaluate(TASK, mounts, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    pool = process_pool()
+    warm = evaluate(TASK, mounts, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
     plain = evaluate(TASK, mounts, "cpu", WORKLOAD, timing=False, static_policy=False)
     assert "warm start" in warm.sandbox
     assert seen(warm) == seen(plain)  # the same mount points, read-only where they were (the repository's
