@@ -34,19 +34,20 @@ C = ex.Config
 args = sys.argv[1:]
 CAP_S = float(args.pop(args.index("--cap") + 1)) if "--cap" in args else 20.0  # seconds of sweeping per workload
 args = [a for a in args if a != "--cap"]
-# 4 warps: the state [block_p, N] fp32 takes 64 registers a thread at block_p 64; 8 warps halve that (more
-# programs resident per SM) at the cost of splitting each product over more warps.
+# Chunks of one block of rows: 4 warps hold the state [block_p, N] fp32 in 64
+# registers a thread at block_p 64; 8 warps halve that at the cost of splitting each product over more warps;
+# 2 stages prefetch the next chunk's loads (105 KB of shared memory at chunk 64, block_p 64).
 BASES = [
-    C(128, 64, 64, 4),
-    C(64, 64, 64, 4),
-    C(128, 64, 64, 8),
-    C(64, 64, 64, 8),
-    C(128, 128, 64, 8),
-    C(128, 64, 64, 4, 3),
-    C(128, 64, 32, 4),
-    C(64, 64, 32, 4),
-    C(128, 64, 16, 4),
-    C(256, 64, 32, 4),
+    C(64, 64, 4, 1),
+    C(64, 64, 4, 2),
+    C(64, 64, 8, 1),
+    C(64, 64, 8, 2),
+    C(32, 64, 4, 1),
+    C(32, 64, 4, 2),
+    C(128, 64, 8, 1),
+    C(64, 32, 4, 1),
+    C(64, 32, 4, 2),
+    C(128, 32, 8, 1),
 ]
 SEGMENTS = (8192, 4096, 2048, 16384, 1024, 512)  # steps per segment scanned by its own programs
 

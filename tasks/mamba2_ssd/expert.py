@@ -24,8 +24,9 @@ and chunk output fused).* The eager reference (and Mamba's own five-kernel pipel
 state to memory (``[B, H, T / L, P, N]`` fp32: as many bytes as ``x`` twice over), passes states in a second
 pass and reads them back in a third. Here a program owns one (batch row, head, block of ``P``) and walks the
 chunks in order, keeping ``S`` (``[BLOCK_P, N]`` fp32) in registers: per chunk it first writes the chunk's
-outputs from the entering state, then folds the chunk into the state. ``x`` is read twice per chunk (the
-second time from L2), ``y`` written once, no state ever leaves the chip but the final one.
+outputs from the entering state, then folds the chunk into the state. ``x`` is read once per chunk (the
+products, the skip and the update share the tile), ``y`` written once, no state ever leaves the chip but
+the final one.
     Two small kernels run first: ``_chunk_cumsum_kernel`` writes ``c`` and ``dt`` per head, transposed to
     ``[B, H, T]`` (the scan reads a head's steps contiguously), and ``_chunk_cb_kernel`` writes
     ``C_l . B_s`` for the chunk's lower-triangular blocks once per group (fp32, ``L`` values a token): the
@@ -43,9 +44,13 @@ shape.* The decay of a step pair is ``exp(where(s <= l, c_l - c_s, -inf))``: the
 ``(C_l . B_s) exp(c_l - c_s) dt_s``, the state read by the outputs and the decayed ``dt x`` of the state update
 are rounded to bfloat16 for ``tl.dot`` (fp32 accumulators), as Mamba's kernels do. The chunk length is a
 tuning knob (256 is Mamba-2's ``chunk_size``; a fused kernel pays the quadratic part per head and not the
-state traffic, so shorter chunks can win): ``config_for`` fixes chunk, tiles and warps per registered shape;
-under the interpreter (CPU) chunks of 32 with 16-row blocks, so the smoke workloads run several chunks,
-several blocks per chunk and a partial last chunk.
+state traffic, so shorter chunks can win): ``config_for`` fixes chunk, tiles, warps and pipeline stages per
+registered shape. A chunk is one block of rows (64 on the GPU), so a chunk step has no inner loop: its loads
+(c, dt, C, B, x, the C B^T block) are issued together in one basic block and, at 2 stages, prefetched for the
+next chunk while this one computes; loops over blocks inside a chunk (run-time trip counts) left each load
+waiting on memory in turn (``scripts/gpu_ablate_mamba2_ssd.py``: 1.4-1.65x for the whole call). Under the
+interpreter (CPU) chunks of 16, so the smoke workloads run several chunks, segments and a partial last
+chunk.
 
 PyTorch is used only for ``torch.empty`` and shape glue; no host synchronisation, nothing cached across calls.
 """
@@ -60,11 +65,10 @@ import triton.language as tl
 
 
 class Config(NamedTuple):
-    chunk: int  # L: steps per chunk (a multiple of block_m)
-    block_m: int  # rows (steps) per output block and per state-update block
+    chunk: int  # L: steps per chunk, one block of rows for every product of a chunk step
     block_p: int  # head-dimension columns per program (the state is [block_p, N])
     num_warps: int
-    num_stages: int = 2
+    num_stages: int = 1
     segment: int = 0  # steps per sequence segment scanned by its own programs (a multiple of chunk); 0: whole
 
 
@@ -76,17 +80,21 @@ class Config(NamedTuple):
 # 64 chunks each, where the whole-sequence config needed 4 column blocks of 16 for the same count (2.60 ->
 # 1.21 ms; segments of 2048-4096 within 3%). At B 4 segments lose (492 us whole, 630 us with 2048): 256
 # programs already, and the first pass adds a read of x and B.
+# Chunks of one block (2026-12-07, H100, `python3 scripts/gpu_ablate_mamba2_ssd.py`, whole calls): with no loop
+# inside a chunk step its loads are issued together (and prefetched for the next chunk at 2 stages), where the
+# block loops before left each load waiting on memory in turn: 0.617 -> 0.377 ms at B 4, 1.458 -> 0.883 ms at
+# B 1 (1 stage), 0.559 -> 0.396 ms at B 16 (2 stages; 0.502 ms at 1).
 H200_CONFIGS: dict[tuple[int, int, int, int, int, int], Config] = {
-    (4, 4096, 64, 64, 1, 128): Config(64, 64, 64, 4),  # 256 programs of 64 chunks: 566 us (chunk 256: 788 us)
-    (1, 32768, 64, 64, 1, 128): Config(128, 64, 64, 4, 2, 8192),  # 4 segments x 64 heads: 256 programs: 1.21 ms
-    (16, 1024, 64, 64, 1, 128): Config(128, 64, 64, 4),  # 1024 programs of 8 chunks: 508 us
+    (4, 4096, 64, 64, 1, 128): Config(64, 64, 4, 1),  # 256 programs of 64 chunks
+    (1, 32768, 64, 64, 1, 128): Config(64, 64, 4, 1, 8192),  # 4 segments x 64 heads: 256 programs
+    (16, 1024, 64, 64, 1, 128): Config(64, 64, 4, 2),  # 1024 programs of 16 chunks
 }
 
 
 def config_for(batch: int, T: int, H: int, P: int, G: int, N: int, device: torch.device) -> Config:
     """Fixed launch configuration (no run-time autotuning)."""
     if device.type != "cuda":  # segments of two chunks: the smoke workloads run the segmented scan
-        return Config(chunk=32, block_m=16, block_p=16, num_warps=4, num_stages=1, segment=64)
+        return Config(chunk=16, block_p=16, num_warps=4, num_stages=1, segment=64)
     found = H200_CONFIGS.get((batch, T, H, P, G, N))
     if found is not None:
         return found
@@ -94,15 +102,15 @@ def config_for(batch: int, T: int, H: int, P: int, G: int, N: int, device: torch
 
 
 def config_rule(batch: int, T: int, H: int, P: int, programs: int = 256) -> Config:
-    """The sweeps' finding as a rule for shapes off the table: chunks of 128, the whole head dimension per
+    """The sweeps' finding as a rule for shapes off the table: chunks of 64, the whole head dimension per
     program (up to 64 columns), and where the heads give fewer than ``programs`` programs, the sequence cut
     into enough segments (of at least 1024 steps) to make them up (B 1, T 32768: 4 segments of 8192, the
     table's choice); where they give enough (B 4 and B 16), the whole sequence, as segments lost there."""
-    chunk, block_p = 128, min(triton.next_power_of_2(P), 64)
+    chunk, block_p = 64, min(triton.next_power_of_2(P), 64)
     per_segment = batch * H * -(-P // block_p)
     segments = -(-programs // per_segment)
     segment = max(1024, -(-T // segments // chunk) * chunk)
-    return Config(chunk, 64, block_p, 4, 2, segment if segments > 1 and segment < T else 0)
+    return Config(chunk, block_p, 4, 1, segment if segments > 1 and segment < T else 0)
 
 
 @triton.jit
@@ -147,22 +155,31 @@ def _chunk_cb_kernel(
 
 
 @triton.jit
-def _chunk_state_update(
-    x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c0, n_blocks, cs_last, T, H, P, G, N, p, p_ok, n, n_ok,
-    BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
-):  # fmt: skip
+def _chunk_inputs(x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c, T, H, P, G, N, p, p_ok, n, n_ok,
+                  CHUNK: tl.constexpr):  # fmt: skip
+    """One chunk's rows, all issued together (one basic block: no loop in a chunk step, so the loads of the
+    next chunk can be in flight while this one computes): its steps, their mask, c and dt, the chunk's last
+    c, x [CHUNK, BLOCK_P] and B [CHUNK, N] (bf16). Steps past T read as 0 (c and dt are padded to T_pad)."""
+    steps = tl.arange(0, CHUNK)
+    t = c * CHUNK + steps
+    ok = t < T
+    cs_m = tl.load(cs_ptr + head_steps + t)
+    dt_m = tl.load(dtt_ptr + head_steps + t)
+    cs_last = tl.load(cs_ptr + head_steps + c * CHUNK + CHUNK - 1)
+    where_x = ((b * T + t[:, None]).to(tl.int64) * H + h) * P + p[None, :]
+    xk = tl.load(x_ptr + where_x, mask=ok[:, None] & p_ok[None, :], other=0.0)
+    bk = tl.load(
+        B_ptr + ((b * T + t[:, None]).to(tl.int64) * G + g) * N + n[None, :], mask=ok[:, None] & n_ok[None, :], other=0.0
+    )
+    return steps, t, ok, cs_m, dt_m, cs_last, where_x, xk, bk
+
+
+@triton.jit
+def _chunk_state_update(xk, bk, cs_m, dt_m, cs_last):
     """What a chunk adds to the state it hands on: sum_s exp(c_last - c_s) dt_s x_s^T B_s ([BLOCK_P, N], fp32)."""
-    update = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
-    for ki in range(n_blocks):
-        t_cols = c0 + ki * BLOCK_M + tl.arange(0, BLOCK_M)
-        k_ok = t_cols < T
-        scale = tl.exp(cs_last - tl.load(cs_ptr + head_steps + t_cols)) * tl.load(dtt_ptr + head_steps + t_cols)
-        x_cols = x_ptr + ((b * T + t_cols[None, :]).to(tl.int64) * H + h) * P + p[:, None]  # [BLOCK_P, BLOCK_M]: x^T
-        xt = tl.load(x_cols, mask=k_ok[None, :] & p_ok[:, None], other=0.0)
-        b_rows = B_ptr + ((b * T + t_cols[:, None]).to(tl.int64) * G + g) * N + n[None, :]
-        bk = tl.load(b_rows, mask=k_ok[:, None] & n_ok[None, :], other=0.0)
-        update = tl.dot((xt.to(tl.float32) * scale[None, :]).to(tl.bfloat16), bk, update)
-    return update
+    scale = tl.exp(cs_last - cs_m) * dt_m
+    xt = tl.trans(xk)  # [BLOCK_P, CHUNK]: the same x the outputs read, not loaded again
+    return tl.dot((xt.to(tl.float32) * scale[None, :]).to(tl.bfloat16), bk)
 
 
 @triton.jit
@@ -179,7 +196,7 @@ def _program_tile(H, P, G, N, NPB, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr):
 @triton.jit
 def _segment_state_kernel(
     x_ptr, B_ptr, cs_ptr, dtt_ptr, local_ptr, decay_ptr, T, T_pad, H, P, G, N, NSEG, NPB,
-    CHUNK: tl.constexpr, SEG: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
+    CHUNK: tl.constexpr, SEG: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
 ):  # fmt: skip
     """Segmented scans only: one (segment, block of P, head, batch row) folds its segment's chunks into a state
     from zero, ``L = sum_s exp(c_end - c_s) dt_s x_s^T B_s`` (written fp32), and its total log decay."""
@@ -188,14 +205,10 @@ def _segment_state_kernel(
     state = tl.zeros([BLOCK_P, N_PAD], dtype=tl.float32)
     total = 0.0
     for c in range(seg * (SEG // CHUNK), tl.cdiv(tl.minimum(seg * SEG + SEG, T), CHUNK)):
-        c0 = c * CHUNK
-        n_blocks = tl.cdiv(tl.minimum(CHUNK, T - c0), BLOCK_M)
-        cs_last = tl.load(cs_ptr + head_steps + c0 + CHUNK - 1)
-        update = _chunk_state_update(
-            x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c0, n_blocks, cs_last, T, H, P, G, N, p, p_ok, n, n_ok,
-            BLOCK_M, BLOCK_P, N_PAD,
+        _steps, _t, _ok, cs_m, dt_m, cs_last, _where_x, xk, bk = _chunk_inputs(
+            x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c, T, H, P, G, N, p, p_ok, n, n_ok, CHUNK
         )  # fmt: skip
-        state = state * tl.exp(cs_last) + update
+        state = state * tl.exp(cs_last) + _chunk_state_update(xk, bk, cs_m, dt_m, cs_last)
         total += cs_last
     row = (b * H + h).to(tl.int64) * NSEG + seg
     tl.store(local_ptr + (row * P + p[:, None]) * N + n[None, :], state, mask=p_ok[:, None] & n_ok[None, :])
@@ -207,7 +220,7 @@ def _segment_state_kernel(
 def _ssd_scan_kernel(
     x_ptr, B_ptr, C_ptr, D_ptr, cs_ptr, dtt_ptr, cb_ptr, local_ptr, decay_ptr, y_ptr, state_ptr,
     T, T_pad, H, P, G, N, NSEG, NPB,
-    CHUNK: tl.constexpr, SEG: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
+    CHUNK: tl.constexpr, SEG: tl.constexpr, BLOCK_P: tl.constexpr, N_PAD: tl.constexpr,
 ):  # fmt: skip
     """One (segment, block of P, head, batch row): the segment's chunks in order, the state [BLOCK_P, N] in
     registers, entering from the earlier segments' contributions; the last segment writes the final state."""
@@ -220,41 +233,26 @@ def _ssd_scan_kernel(
         local = tl.load(local_ptr + (row * P + p[:, None]) * N + n[None, :], mask=p_ok[:, None] & n_ok[None, :])
         state = state * tl.exp(tl.load(decay_ptr + row)) + local
     for c in range(seg * (SEG // CHUNK), tl.cdiv(tl.minimum(seg * SEG + SEG, T), CHUNK)):
-        c0 = c * CHUNK
-        n_blocks = tl.cdiv(tl.minimum(CHUNK, T - c0), BLOCK_M)
-        cb_chunk = cb_ptr + ((b * G + g) * tl.cdiv(T, CHUNK) + c).to(tl.int64) * CHUNK * CHUNK
-        state_in = tl.trans(state).to(tl.bfloat16)  # [N, BLOCK_P]: the entering state, as the outputs read it
-        # 1. the chunk's outputs: the entering state's part, the quadratic part, the skip
-        for mi in range(n_blocks):
-            rows = mi * BLOCK_M + tl.arange(0, BLOCK_M)
-            t_rows = c0 + rows
-            r_ok = t_rows < T
-            cs_m = tl.load(cs_ptr + head_steps + t_rows)
-            c_rows = C_ptr + ((b * T + t_rows[:, None]).to(tl.int64) * G + g) * N + n[None, :]
-            cm = tl.load(c_rows, mask=r_ok[:, None] & n_ok[None, :], other=0.0)
-            acc = tl.dot(cm, state_in) * tl.exp(cs_m)[:, None]
-            for ki in range(mi + 1):
-                cols = ki * BLOCK_M + tl.arange(0, BLOCK_M)
-                t_cols = c0 + cols
-                cs_k = tl.load(cs_ptr + head_steps + t_cols)
-                dt_k = tl.load(dtt_ptr + head_steps + t_cols)
-                cb = tl.load(cb_chunk + rows[:, None] * CHUNK + cols[None, :])
-                # the exponent masked before exp: s > l would give exp(positive), possibly inf
-                exponent = tl.where(rows[:, None] >= cols[None, :], cs_m[:, None] - cs_k[None, :], float("-inf"))
-                w = cb * tl.exp(exponent) * dt_k[None, :]
-                x_rows = x_ptr + ((b * T + t_cols[:, None]).to(tl.int64) * H + h) * P + p[None, :]
-                xk = tl.load(x_rows, mask=(t_cols < T)[:, None] & p_ok[None, :], other=0.0)
-                acc = tl.dot(w.to(tl.bfloat16), xk, acc)
-            where_y = ((b * T + t_rows[:, None]).to(tl.int64) * H + h) * P + p[None, :]
-            xm = tl.load(x_ptr + where_y, mask=r_ok[:, None] & p_ok[None, :], other=0.0)
-            acc += skip * xm.to(tl.float32)
-            tl.store(y_ptr + where_y, acc.to(tl.bfloat16), mask=r_ok[:, None] & p_ok[None, :])
-        # 2. the chunk folded into the state: S <- exp(c_last) S + sum_s exp(c_last - c_s) dt_s x_s^T B_s
-        cs_last = tl.load(cs_ptr + head_steps + c0 + CHUNK - 1)
-        update = _chunk_state_update(
-            x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c0, n_blocks, cs_last, T, H, P, G, N, p, p_ok, n, n_ok,
-            BLOCK_M, BLOCK_P, N_PAD,
+        rows, t, ok, cs_m, dt_m, cs_last, where_x, xk, bk = _chunk_inputs(
+            x_ptr, B_ptr, cs_ptr, dtt_ptr, head_steps, b, h, g, c, T, H, P, G, N, p, p_ok, n, n_ok, CHUNK
         )  # fmt: skip
+        cm = tl.load(
+            C_ptr + ((b * T + t[:, None]).to(tl.int64) * G + g) * N + n[None, :], mask=ok[:, None] & n_ok[None, :], other=0.0
+        )
+        cb_chunk = cb_ptr + ((b * G + g) * tl.cdiv(T, CHUNK) + c).to(tl.int64) * CHUNK * CHUNK
+        # C_l . B_s past the sequence's end was never written: read as 0
+        cb = tl.load(cb_chunk + rows[:, None] * CHUNK + rows[None, :], mask=ok[:, None] & ok[None, :], other=0.0)
+        # 1. the chunk's outputs: the entering state's part, the quadratic part, the skip
+        state_in = tl.trans(state).to(tl.bfloat16)  # [N, BLOCK_P]: the entering state, as the outputs read it
+        acc = tl.dot(cm, state_in) * tl.exp(cs_m)[:, None]
+        # the exponent masked before exp: s > l would give exp(positive), possibly inf
+        exponent = tl.where(rows[:, None] >= rows[None, :], cs_m[:, None] - cs_m[None, :], float("-inf"))
+        w = cb * tl.exp(exponent) * dt_m[None, :]
+        acc = tl.dot(w.to(tl.bfloat16), xk, acc)
+        acc += skip * xk.to(tl.float32)
+        tl.store(y_ptr + where_x, acc.to(tl.bfloat16), mask=ok[:, None] & p_ok[None, :])
+        # 2. the chunk folded into the state: S <- exp(c_last) S + sum_s exp(c_last - c_s) dt_s x_s^T B_s
+        update = _chunk_state_update(xk, bk, cs_m, dt_m, cs_last)
         state = state * tl.exp(cs_last) + update
     if seg == NSEG - 1:
         out = state_ptr + ((b * H + h) * P + p[:, None]).to(tl.int64) * N + n[None, :]
@@ -286,7 +284,7 @@ def run(
     block_h = min(triton.next_power_of_2(H), 16)
     n_pad = triton.next_power_of_2(N)
     _chunk_cumsum_kernel[(chunks, triton.cdiv(H, block_h), batch)](dt, A, cs, dtt, T, T_pad, H, CHUNK=L, BLOCK_H=block_h)
-    _chunk_cb_kernel[(chunks, G, batch)](Bm, Cm, cb, T, G, N, CHUNK=L, BLOCK_M=cfg.block_m, N_PAD=n_pad, num_warps=cfg.num_warps)
+    _chunk_cb_kernel[(chunks, G, batch)](Bm, Cm, cb, T, G, N, CHUNK=L, BLOCK_M=L, N_PAD=n_pad, num_warps=cfg.num_warps)
     # Per (batch row, head, segment): the segment's own contribution to the state and its total log decay
     # (one segment needs neither: one-element placeholders).
     local = torch.empty((batch, H, nseg, P, N) if nseg > 1 else (1,), dtype=torch.float32, device=x.device)
@@ -295,12 +293,12 @@ def run(
     if nseg > 1:
         _segment_state_kernel[grid](
             x, Bm, cs, dtt, local, decays, T, T_pad, H, P, G, N, nseg, npb,
-            CHUNK=L, SEG=seg, BLOCK_M=cfg.block_m, BLOCK_P=cfg.block_p, N_PAD=n_pad,
+            CHUNK=L, SEG=seg, BLOCK_P=cfg.block_p, N_PAD=n_pad,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages,
         )  # fmt: skip
     _ssd_scan_kernel[grid](
         x, Bm, Cm, D, cs, dtt, cb, local, decays, y, state, T, T_pad, H, P, G, N, nseg, npb,
-        CHUNK=L, SEG=seg, BLOCK_M=cfg.block_m, BLOCK_P=cfg.block_p, N_PAD=n_pad,
+        CHUNK=L, SEG=seg, BLOCK_P=cfg.block_p, N_PAD=n_pad,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )  # fmt: skip
     return y, state
