@@ -10,12 +10,14 @@
 # pending: what issue 33 still lacks on the H200, in one call (about 500 s): the three chunked experts changed
 # since their H200 run (bench tasks gated_deltanet chunked_gla mamba2_ssd, reports under $OUT/reports), then
 # fused_adamw's two lists that do not fit an H100.
+# pending-short: as pending within one call's 600 s with the mamba2_ssd scan's stage times (scripts/
+# gpu_ablate_mamba2_ssd.py at b4_t4096 and b1_t32768) in place of fused_adamw's GPT list.
 # adamw-small: the two fused_adamw lists that fit an 80 GB H100 (the 0.25 G-parameter adapters, and the mixed
 # list, whose bfloat16 states make a copy 10 bytes a parameter instead of 14).
 set -u
 case "${1:-all}" in
-  pending | adamw | adamw-many | flce | all | adamw-small) ;;
-  *) echo "usage: bash scripts/gpu_h200_memory.sh [pending|adamw|adamw-many|flce|all|adamw-small]" >&2; exit 2 ;;
+  pending | pending-short | adamw | adamw-many | flce | all | adamw-small) ;;
+  *) echo "usage: bash scripts/gpu_h200_memory.sh [pending|pending-short|adamw|adamw-many|flce|all|adamw-small]" >&2; exit 2 ;;
 esac
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>&1 | tail -2
@@ -31,12 +33,21 @@ one() {  # task workload seconds
     | grep -v "^\s*$" | tail -14
   echo "   ($((SECONDS - t0)) s, exit ${PIPESTATUS[0]})"
 }
-if [ "$WHICH" = pending ]; then
+if [ "$WHICH" = pending ] || [ "$WHICH" = pending-short ]; then
   echo "== bench tasks gated_deltanet chunked_gla mamba2_ssd (timeout 200 s)"; t0=$SECONDS
   timeout 200 "${wb[@]}" bench tasks gated_deltanet chunked_gla mamba2_ssd --reports "$OUT/reports" 2>&1 \
     | grep -v "^  " | tail -24
   echo "   ($((SECONDS - t0)) s)"
+fi
+if [ "$WHICH" = pending-short ]; then
+  echo "== mamba2_ssd scan stages (timeout 140 s)"; t0=$SECONDS
+  PYTHONPATH=$PYTHONPATH:$PWD/scripts timeout 140 python3 scripts/gpu_ablate_mamba2_ssd.py b4_t4096 b1_t32768 2>&1 | tail -32
+  echo "   ($((SECONDS - t0)) s)"
+fi
+if [ "$WHICH" = pending ] || [ "$WHICH" = pending-short ]; then
   one fused_adamw llama7b_layout_291t_w1024 170
+fi
+if [ "$WHICH" = pending ]; then
   one fused_adamw gpt_0p5b_113t 130
 fi
 if [ "$WHICH" = adamw ] || [ "$WHICH" = all ]; then
