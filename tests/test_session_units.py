@@ -286,6 +286,33 @@ def test_a_burst_of_writes_to_one_file_ends_only_after_the_quiet_time(tmp_path: 
     assert bursts[0] == {str(target)}
 
 
+@pytest.mark.parametrize("when", ["before the start", "while watching"])
+def test_a_watched_folder_that_vanishes_ends_the_reading_quietly_and_the_polls_go_on(
+    tmp_path: Path, when: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.session.watcher import Watcher
+
+    crashed: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: crashed.append(args.exc_value))
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "solution.py").write_text("x = 1\n")
+    polls = threading.Semaphore(0)
+    watcher = Watcher(root, lambda paths: polls.release(), quiet_ms=100, poll_s=0.2)
+    if when == "before the start":
+        shutil.rmtree(root)
+    watcher.start()
+    try:
+        if when == "while watching":
+            time.sleep(0.3)
+            shutil.rmtree(root)
+        for _ in range(3):  # the caller keeps being called, so its own check can find the workspace gone
+            assert polls.acquire(timeout=10), "the watcher stopped calling back"
+    finally:
+        watcher.stop()
+    assert crashed == [], crashed
+
+
 FORMAT_1_AGENT = """format = 1
 id = "20261201-034424-muon_orthogonalize-9866"
 task = "muon_orthogonalize"

@@ -52,7 +52,15 @@ class Watcher:
                 thread.join(timeout)
 
     def _read(self) -> None:
-        """Every change as watchfiles reports it, promptly, in small batches."""
+        """Every change as watchfiles reports it, promptly, in small batches. A root that vanishes (or was never
+        there) ends the reading, not the watcher: the poll keeps calling on_burst(set()), whose check then finds
+        the workspace gone and says so, instead of a traceback on a thread nobody joins."""
+        try:
+            self._read_changes()
+        except FileNotFoundError:
+            return
+
+    def _read_changes(self) -> None:
         for changes in watch(
             self.root,
             watch_filter=WorkspaceFilter(),
