@@ -76,6 +76,20 @@ raise RuntimeError("SEEN " + json.dumps({"count": len(_mounts), "digest": hashli
     "writable": [m for m, mode in _mounts if mode == "rw"]}))
 """
 
+# What the process shares with others in memory and descriptors: a writable shared mapping inherited from the
+# zygote would carry one evaluation's writes into the zygote's image and every later evaluation's process
+SHARED = """
+import json, os, stat
+_maps = [l.split() for l in open("/proc/self/maps")]
+def _kind(fd):
+    mode = os.fstat(fd).st_mode
+    return "fifo" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "char" if stat.S_ISCHR(mode) else "other"
+raise RuntimeError("SEEN " + json.dumps({
+    "shared": [l[1] + " " + (l[5] if len(l) > 5 else "(anonymous)") for l in _maps if l[1][3] == "s"],
+    "fds": sorted((int(f), _kind(int(f))) for f in os.listdir("/proc/self/fd") if os.path.exists("/proc/self/fd/" + f)),
+}))
+"""
+
 ZYGOTE_FILES = sorted(
     {str(p) for p in sandbox.module_files(solution_plan.ZYGOTE_MODULES)}
     - {str(p) for p in sandbox.module_files(solution_plan.SOLUTION_MODULES)}
@@ -233,6 +247,19 @@ def test_the_warm_process_sees_the_mounts_of_a_plain_one(tmp_path: Path) -> None
     # files bound under /tmp when it lies there, bwrap's read-only parts of /proc), and nothing else writable
     writable = set(seen(warm)["writable"]) - {"/tmp", "/dev/shm", "/proc"}  # type: ignore[arg-type]
     assert all(point.startswith("/dev") for point in writable)  # the device nodes only, as in a plain start
+
+
+@needs_bwrap
+def test_the_warm_process_shares_no_writable_memory_and_holds_the_descriptors_of_a_plain_one(tmp_path: Path) -> None:
+    shared = probe_solution(tmp_path, "shared.py", SHARED)
+    pool = process_pool()
+    warm = evaluate(TASK, shared, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    plain = evaluate(TASK, shared, "cpu", WORKLOAD, timing=False, static_policy=False)
+    assert "warm start" in warm.sandbox
+    warm_seen, plain_seen = seen(warm), seen(plain)
+    assert [m for m in warm_seen["shared"] if "w" in m.split()[0]] == []  # type: ignore[union-attr]
+    assert warm_seen["shared"] == plain_seen["shared"]  # read-only files mapped by the C library, as a plain one
+    assert warm_seen["fds"] == plain_seen["fds"]  # stdin, the output pipe, the channel: nothing of the zygote's
 
 
 @needs_bwrap
