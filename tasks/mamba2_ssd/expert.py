@@ -93,7 +93,7 @@ H200_CONFIGS: dict[tuple[int, int, int, int, int, int], Config] = {
 
 def config_for(batch: int, T: int, H: int, P: int, G: int, N: int, device: torch.device) -> Config:
     """Fixed launch configuration (no run-time autotuning)."""
-    if device.type != "cuda":  # segments of two chunks: the smoke workloads run the segmented scan
+    if device.type != "cuda":  # segments of four chunks: smoke_t72_g2 runs the segmented scan (64 + 8 steps)
         return Config(chunk=16, block_p=16, num_warps=4, num_stages=1, segment=64)
     found = H200_CONFIGS.get((batch, T, H, P, G, N))
     if found is not None:
