@@ -9,7 +9,8 @@ whole calls with chunks of one block (the candidate then, the expert's kernels n
 with C B^T in fp32 or rounded to bfloat16, against the earlier whole call.
 
 Run from the repository root on the GPU machine (the timer from scripts/gpu_timing.py):
-    python3 scripts/gpu_ablate_mamba2_ssd.py [WORKLOAD ...]     (default: every registered workload)
+    python3 scripts/gpu_ablate_mamba2_ssd.py [--registers] [WORKLOAD ...]     (default: every registered workload)
+`--registers` times only the one-block call with the scan's registers capped (REGISTER_CAPS) against the expert.
 Under TRITON_INTERPRET=1 on a CPU it runs the smoke workloads instead and checks that the earlier scan and the
 one-block calls agree with the expert (a check of this script, not a timing); with `--ir` it compiles both
 scans for sm_90 there and prints their pipelining and shared memory (ir_report).
@@ -236,12 +237,17 @@ def earlier_call(made: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Ten
     return args[9], args[10]
 
 
-def candidate_call(made: dict[str, torch.Tensor], config: Any, half_cb: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def candidate_call(
+    made: dict[str, torch.Tensor], config: Any, half_cb: bool, maxnreg: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The whole call with chunks of one block (the candidate measured on 2026-12-07, since then the expert's own
-    `_segment_state_kernel` and `_ssd_scan_kernel`) at `config`, C B^T rounded to bfloat16 first where `half_cb`."""
+    `_segment_state_kernel` and `_ssd_scan_kernel`) at `config`, C B^T rounded to bfloat16 first where `half_cb`,
+    the scan's registers a thread capped at `maxnreg` where given."""
     grid, args, meta = prepared(made, config, one_block=True)
     if half_cb:
         args = args[:6] + (args[6].to(torch.bfloat16),) + args[7:]
+    if maxnreg:
+        meta["maxnreg"] = maxnreg
     ex._ssd_scan_kernel[grid](*args, **{k: v for k, v in meta.items() if k != "BLOCK_M"})
     return args[9], args[10]
 
@@ -251,12 +257,17 @@ def rel(got: torch.Tensor, want: torch.Tensor) -> float:
 
 
 def ir_report() -> None:
-    """Under TRITON_INTERPRET=1 (no GPU needed): the earlier expert's scan (`_scan_variant`, every stage on) and
-    the expert's scan now (`_ssd_scan_kernel`, chunks of one block) compiled for sm_90 at the
-    b4_t4096 config (chunks of one 64-row block, 64 columns of P, 4 warps) at 1-3 pipeline stages, on a short
-    sequence; per kernel, the TTGIR's loops, its asynchronous copies and waits, its plain loads, and the shared
-    memory that the LLVM lowering allots (an H100 or H200 SM has 228 KB; a program needs its share of it)."""
+    """Under TRITON_INTERPRET=1 (no GPU needed): the earlier expert's scan (`_scan_variant`, every stage on) at
+    its b4_t4096 config (chunks of one 64-row block, 64 columns of P, 4 warps) at 1-3 pipeline stages, and the
+    expert's scan now (`_ssd_scan_kernel`, chunks of one block) at the same and at candidate tiles (32 columns
+    of P, 8 warps), compiled for sm_90 on a short sequence. Per kernel: the TTGIR's loops, asynchronous copies
+    and waits and plain loads; the shared memory the LLVM lowering allots; and from `ptxas -v` on its PTX
+    (scripts/sm90_resources.py) the registers a thread, the bytes spilled, and the programs an H100 or H200
+    multiprocessor holds at once with the limit that sets it."""
     sys.path.insert(0, str(Path.cwd()))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from sm90_resources import assemble, resident_programs
+
     from workbench.harness.solution import interpreter_compile, interpreter_fix
 
     compiler = interpreter_compile.KernelCompiler()
@@ -267,24 +278,67 @@ def ir_report() -> None:
         ttgir = lower(module, metadata, options, capability)
         text = str(ttgir)
         name = text.split("tt.func public @", 1)[1].split("(", 1)[0]
+        if "scan" not in name:
+            return ttgir
         counts = [text.count(op) for op in ("scf.for", "ttg.async_copy_global_to_local", "ttg.async_wait", "= tt.load")]
-        compiler.backend.make_llir(ttgir, metadata, options, capability)
-        shared = metadata.get("shared", 0)
+        llir = compiler.backend.make_llir(ttgir, metadata, options, capability)
+        used = assemble(compiler.backend.make_ptx(llir, metadata, options, capability))
+        shared = metadata.get("shared", 0) + used.static_shared
+        programs, limit = resident_programs(used.registers, options.num_warps, shared)
         loops, copies, waits, loads = counts
-        rows.append(f"{name:18s} {options.num_stages:6d} {loops:5d} {copies:11d} {waits:5d} {loads:10d} {shared / 1024:9.1f}")
+        rows.append(
+            f"{name:18s} {options.num_warps:5d} {options.num_stages:6d} {loops:5d} {copies:6d} {waits:5d} {loads:5d} "
+            f"{shared / 1024:8.1f} {used.registers:9d} {used.spill_stores + used.spill_loads:6d} {programs:4d} ({limit})"
+        )
         return ttgir
 
     compiler.backend.make_ttgir = make_ttgir
     interpreter_compile._compiler = compiler  # the interpreter's compile check goes through this one
     interpreter_fix.install()
     made = load("inputs").make_inputs({"B": 1, "T": 192, "H": 2, "P": 64, "G": 1, "N": 128}, 3, "cpu")
+    print("kernel             warps stages loops copies waits loads shared KB registers spills programs an SM")
     for stages in (1, 2, 3):
         grid, args, meta = prepared(made, EarlierConfig(64, 64, 64, 4, stages))
         meta |= dict(num_warps=4, num_stages=stages)
         _scan_variant[grid](*args, **meta, **VARIANTS["full (the earlier expert's scan)"])  # the earlier expert
+        print(rows.pop())
+    candidates = [(64, 4, 1, None), (64, 4, 2, None), (64, 4, 3, None), (32, 4, 1, None), (32, 4, 2, None)]
+    candidates += [(64, 8, 1, None), (64, 8, 2, None), (64, 4, 1, 168), (64, 4, 1, 128), (32, 4, 1, 168), (32, 4, 1, 128)]
+    for block_p, warps, stages, maxnreg in candidates:  # maxnreg: registers a thread capped (3 or 4 programs an SM)
+        grid, args, meta = prepared(made, EarlierConfig(64, 64, block_p, warps, stages))
+        meta |= dict(num_warps=warps, num_stages=stages) | ({"maxnreg": maxnreg} if maxnreg else {})
         ex._ssd_scan_kernel[grid](*args, **{k: v for k, v in meta.items() if k != "BLOCK_M"})  # the expert now
-    print("kernel             stages loops async copies waits plain loads shared KB")
-    print("\n".join(row for row in rows if "scan" in row))
+        print(f"{rows.pop()}  block_p {block_p}" + (f", maxnreg {maxnreg}" if maxnreg else ""))
+
+
+# (block_p, maxnreg) at 1 stage: the scan holds 255 registers a thread uncapped, 2 programs an SM; 168 gives 3
+# (216-480 bytes spilled), 128 gives 4 (588-1116 bytes), by `--ir` on the CPU (scripts/sm90_resources.py)
+REGISTER_CAPS = ((64, None), (32, None), (64, 168), (32, 168), (64, 128), (32, 128))
+
+
+def register_caps(
+    name: str, made: dict[str, torch.Tensor], want: tuple[torch.Tensor, torch.Tensor], one_block: Any, interpreted: bool
+) -> None:
+    """The one-block call at 1 stage with the scan's registers capped (more programs an SM, some spilled), each
+    against the expert's own whole call: whether latency hiding from more resident programs pays for the spills.
+    Under the interpreter only the agreement with the expert is checked (maxnreg compiles, does not run there)."""
+    if not interpreted:
+        from gpu_timing import median_ms
+
+        now = median_ms(lambda: ex.run(**made))
+        print(f"\n{name}: the expert's whole call {now:.4f} ms")
+    for block_p, maxnreg in REGISTER_CAPS:
+        config = one_block._replace(block_p=block_p, num_stages=1)
+        y, state = candidate_call(made, config, False, maxnreg)
+        errors = rel(y, want[0]), rel(state, want[1])
+        label = f"block_p {block_p}, maxnreg {maxnreg or 'none'}: y {errors[0]:.1e}, state {errors[1]:.1e} vs the expert"
+        if max(errors) > 1e-2:
+            raise SystemExit(f"{name}: {label}: does not agree")
+        if interpreted:
+            print(f"{name}: {label}")
+            continue
+        ms = median_ms(lambda config=config, maxnreg=maxnreg: candidate_call(made, config, False, maxnreg))
+        print(f"   {ms:8.4f} ms  {now / ms:5.2f}x the expert   {label}")
 
 
 def main() -> None:
@@ -292,6 +346,8 @@ def main() -> None:
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     workloads = spec["smoke_workloads"] if interpreted else spec["workloads"]
     wanted = sys.argv[1:]
+    registers = "--registers" in wanted
+    wanted = [w for w in wanted if w != "--registers"]
     if wanted == ["--ir"]:
         if not interpreted:
             raise SystemExit("--ir compiles under the interpreter: run it with TRITON_INTERPRET=1")
@@ -319,6 +375,9 @@ def main() -> None:
         key = (axes["B"], axes["T"], axes["H"], axes["P"], axes["G"], axes["N"])
         base = EARLIER_CONFIGS[key] if not interpreted else EARLIER_CPU
         one_block = base._replace(chunk=base.block_m)
+        if registers:
+            register_caps(workload["name"], made, (want_y, want_state), one_block, interpreted)
+            continue
         if interpreted:  # the earlier expert (the full variant) and the candidate agree with the expert
             grid, args, meta = prepared(made)
             _scan_variant[grid](*args, **meta, **VARIANTS["full (the earlier expert's scan)"])
