@@ -260,55 +260,32 @@ def ir_report() -> None:
     """Under TRITON_INTERPRET=1 (no GPU needed): the earlier expert's scan (`_scan_variant`, every stage on) at
     its b4_t4096 config (chunks of one 64-row block, 64 columns of P, 4 warps) at 1-3 pipeline stages, and the
     expert's scan now (`_ssd_scan_kernel`, chunks of one block) at the same and at candidate tiles (32 columns
-    of P, 8 warps), compiled for sm_90 on a short sequence. Per kernel: the TTGIR's loops, asynchronous copies
-    and waits and plain loads; the shared memory the LLVM lowering allots; and from `ptxas -v` on its PTX
-    (scripts/sm90_resources.py) the registers a thread, the bytes spilled, and the programs an H100 or H200
-    multiprocessor holds at once with the limit that sets it."""
-    sys.path.insert(0, str(Path.cwd()))
+    of P, 8 warps, registers capped), compiled for sm_90 on a short sequence. Per kernel: the TTGIR's loops,
+    asynchronous copies and waits and plain loads; the shared memory; and from `ptxas -v` on its PTX the
+    registers a thread, the bytes spilled, and the programs an H100 or H200 multiprocessor holds at once with
+    the limit that sets it (scripts/sm90_resources.py)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from sm90_resources import assemble, resident_programs
+    from sm90_resources import HEADER, compile_reports
 
-    from workbench.harness.solution import interpreter_compile, interpreter_fix
-
-    compiler = interpreter_compile.KernelCompiler()
-    lower = compiler.backend.make_ttgir
-    rows: list[str] = []
-
-    def make_ttgir(module: Any, metadata: dict[str, Any], options: Any, capability: int) -> Any:
-        ttgir = lower(module, metadata, options, capability)
-        text = str(ttgir)
-        name = text.split("tt.func public @", 1)[1].split("(", 1)[0]
-        if "scan" not in name:
-            return ttgir
-        counts = [text.count(op) for op in ("scf.for", "ttg.async_copy_global_to_local", "ttg.async_wait", "= tt.load")]
-        llir = compiler.backend.make_llir(ttgir, metadata, options, capability)
-        used = assemble(compiler.backend.make_ptx(llir, metadata, options, capability))
-        shared = metadata.get("shared", 0) + used.static_shared
-        programs, limit = resident_programs(used.registers, options.num_warps, shared)
-        loops, copies, waits, loads = counts
-        rows.append(
-            f"{name:18s} {options.num_warps:5d} {options.num_stages:6d} {loops:5d} {copies:6d} {waits:5d} {loads:5d} "
-            f"{shared / 1024:8.1f} {used.registers:9d} {used.spill_stores + used.spill_loads:6d} {programs:4d} ({limit})"
-        )
-        return ttgir
-
-    compiler.backend.make_ttgir = make_ttgir
-    interpreter_compile._compiler = compiler  # the interpreter's compile check goes through this one
-    interpreter_fix.install()
+    reports = compile_reports()
     made = load("inputs").make_inputs({"B": 1, "T": 192, "H": 2, "P": 64, "G": 1, "N": 128}, 3, "cpu")
-    print("kernel             warps stages loops copies waits loads shared KB registers spills programs an SM")
+
+    def scan_row() -> str:
+        return next(r for r in reversed(reports) if "scan" in r.kernel).row()
+
+    print(HEADER)
     for stages in (1, 2, 3):
         grid, args, meta = prepared(made, EarlierConfig(64, 64, 64, 4, stages))
         meta |= dict(num_warps=4, num_stages=stages)
         _scan_variant[grid](*args, **meta, **VARIANTS["full (the earlier expert's scan)"])  # the earlier expert
-        print(rows.pop())
+        print(scan_row())
     candidates = [(64, 4, 1, None), (64, 4, 2, None), (64, 4, 3, None), (32, 4, 1, None), (32, 4, 2, None)]
     candidates += [(64, 8, 1, None), (64, 8, 2, None), (64, 4, 1, 168), (64, 4, 1, 128), (32, 4, 1, 168), (32, 4, 1, 128)]
     for block_p, warps, stages, maxnreg in candidates:  # maxnreg: registers a thread capped (3 or 4 programs an SM)
         grid, args, meta = prepared(made, EarlierConfig(64, 64, block_p, warps, stages))
         meta |= dict(num_warps=warps, num_stages=stages) | ({"maxnreg": maxnreg} if maxnreg else {})
         ex._ssd_scan_kernel[grid](*args, **{k: v for k, v in meta.items() if k != "BLOCK_M"})  # the expert now
-        print(f"{rows.pop()}  block_p {block_p}" + (f", maxnreg {maxnreg}" if maxnreg else ""))
+        print(f"{scan_row()}  block_p {block_p}" + (f", maxnreg {maxnreg}" if maxnreg else ""))
 
 
 # (block_p, maxnreg) at 1 stage: the scan holds 255 registers a thread uncapped, 2 programs an SM; 168 gives 3

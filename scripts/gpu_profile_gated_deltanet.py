@@ -5,6 +5,8 @@ way in the same run, and a few alternative Configs of the expert (``--sweep``).
 
 Run from the repository root on the GPU machine (fla-core from scripts/fetch_device_wheels.sh on PYTHONPATH):
     python3 scripts/gpu_profile_gated_deltanet.py [--baseline OLD_EXPERT.py] [--sweep]
+On a CPU, `TRITON_INTERPRET=1 python3 scripts/gpu_profile_gated_deltanet.py --ir [--baseline OLD_EXPERT.py]`
+compiles the passes for sm_90 and reports their registers, spills and programs an SM instead (no timing).
 (the expert before 2026-12-06's change: git show ba85019:tasks/gated_deltanet/expert.py > OLD_EXPERT.py)
 """
 
@@ -83,7 +85,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--baseline", help="another expert file timed the same way (e.g. the previous version)")
     parser.add_argument("--sweep", action="store_true", help="also time alternative Configs of the expert")
+    parser.add_argument(
+        "--ir", action="store_true", help="no GPU: under TRITON_INTERPRET=1, each pass's registers, spills and programs an SM"
+    )
     args = parser.parse_args()
+    if args.ir:
+        ir_report(args.baseline)
+        return
     ref = load("tasks/gated_deltanet/reference.py", "gdn_reference")
     inp = load("tasks/gated_deltanet/inputs.py", "gdn_inputs")
     ex = load("tasks/gated_deltanet/expert.py", "gdn_expert")
@@ -122,6 +130,46 @@ def main() -> None:
                     break
             ex.H200_CONFIGS[key] = current
         torch.cuda.empty_cache()
+
+
+def ir_report(baseline: str | None) -> None:
+    """Under TRITON_INTERPRET=1, on a CPU: the three passes at each registered workload's config (and the
+    `baseline` expert's at its own), compiled for sm_90 and assembled by ptxas on a short sequence (T = 128,
+    one head, the workload's D), one row a pass: loops, asynchronous copies, shared memory, registers a thread,
+    bytes spilled, programs an SM (scripts/sm90_resources.py)."""
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        raise SystemExit("--ir compiles under the interpreter: run it with TRITON_INTERPRET=1")
+    from sm90_resources import HEADER, compile_reports
+
+    reports = compile_reports()
+    inp = load("tasks/gated_deltanet/inputs.py", "gdn_inputs")
+    experts = [("expert", load("tasks/gated_deltanet/expert.py", "gdn_expert"))]
+    if baseline:
+        experts.append(("baseline", load(baseline, "gdn_baseline")))
+    spec = tomllib.loads(Path("tasks/gated_deltanet/task.toml").read_text())
+    print(HEADER)
+    for wl in spec["workloads"]:
+        key = tuple(wl["axes"][a] for a in ("B", "H", "T", "D"))
+        made = inp.make_inputs({"B": 1, "H": 1, "T": 128, "D": key[3]}, 7, "cpu")
+        for label, ex in experts:
+            cfg = ex.H200_CONFIGS[key]
+            print(f"{wl['name']}, {label}: {cfg}")
+            for name, launch in pass_launchers(ex, made, cfg):
+                before = len(reports)
+                launch()
+                print(reports[-1].row() if len(reports) > before else f"{name}: the same specialisation as above")
+        ex = experts[0][1]
+        cfg = ex.H200_CONFIGS[key]
+        for warps, stages in ((4, 1), (4, 3), (8, 1), (8, 2)):  # the sequential pass at other depths and widths
+            other = cfg._replace(state_warps=warps, state_stages=stages)
+            launchers = dict(pass_launchers(ex, made, other))
+            launchers["wy"]()  # the state pass's inputs (W, U, the decayed keys), already compiled at this config
+            before = len(reports)
+            launchers["state"]()
+            if len(reports) > before:
+                print(f"{reports[-1].row()}  (state pass, {warps} warps, {stages} stages)")
 
 
 def sweep_configs(ex: ModuleType, D: int) -> list[Any]:

@@ -6,7 +6,9 @@ a thread uses, the bytes spilled to local memory and the static shared memory. F
 warps and Triton's dynamic shared memory, `resident_programs` gives how many programs an H100 or H200
 multiprocessor holds at once, the way the CUDA occupancy calculator counts (registers allotted per warp in
 units of 256, 64 K registers, 228 KB of shared memory less 1 KB reserved per program, 2,048 threads and 32
-programs at most). Used by scripts/gpu_ablate_mamba2_ssd.py --ir.
+programs at most). `compile_reports` hooks the harness's interpreter compile check (which lowers every
+launched kernel for sm_90 before the interpreter runs it) so that each launch under TRITON_INTERPRET=1 also
+yields such a report. Used by `--ir` in scripts/gpu_ablate_mamba2_ssd.py and scripts/gpu_profile_gated_deltanet.py.
 
 The Triton here may be newer than the GPU machine's (3.6 there): counts can differ by a few registers.
 """
@@ -15,9 +17,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 REGISTERS_PER_SM = 65536
 REGISTER_UNIT = 256  # registers allotted per warp in units of 256 (8 per thread)
@@ -92,3 +95,63 @@ def resident_programs(registers: int, num_warps: int, shared_bytes: int) -> tupl
     }
     which = min(limits, key=lambda name: limits[name])
     return limits[which], which
+
+
+class KernelReport(NamedTuple):
+    kernel: str
+    num_warps: int
+    num_stages: int
+    loops: int  # scf.for in the TTGIR
+    async_copies: int  # global -> shared copies the pipeliner issued
+    waits: int  # waits on them
+    plain_loads: int
+    shared: int  # bytes: Triton's dynamic shared memory plus ptxas's static
+    registers: int
+    spilled: int  # bytes spilled and reloaded a thread
+    programs: int  # resident on one SM
+    limit: str
+
+    def row(self) -> str:
+        return (
+            f"{self.kernel:22s} {self.num_warps:5d} {self.num_stages:6d} {self.loops:5d} {self.async_copies:6d} "
+            f"{self.waits:5d} {self.plain_loads:5d} {self.shared / 1024:9.1f} {self.registers:9d} {self.spilled:6d} "
+            f"{self.programs:4d} ({self.limit})"
+        )
+
+
+HEADER = "kernel                 warps stages loops copies waits loads shared KB registers spills programs an SM"
+
+
+def compile_reports() -> list[KernelReport]:
+    """From now on in this process (under TRITON_INTERPRET=1): every kernel launched is compiled for sm_90 and
+    assembled before the interpreter runs it, once per specialisation, and its report appended to the list
+    returned. Installs the harness's interpreter fixes (bfloat16 dots, bounds checks) as the harness does."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from workbench.harness.solution import interpreter_compile, interpreter_fix
+
+    compiler = interpreter_compile.KernelCompiler()
+    backend = compiler.backend
+    lower = backend.make_ttgir
+    reports: list[KernelReport] = []
+
+    def make_ttgir(module: Any, metadata: dict[str, Any], options: Any, capability: int) -> Any:
+        ttgir = lower(module, metadata, options, capability)
+        text = str(ttgir)
+        name = text.split("tt.func public @", 1)[1].split("(", 1)[0]
+        ops = ("scf.for", "ttg.async_copy_global_to_local", "ttg.async_wait", "= tt.load")
+        loops, copies, waits, loads = (text.count(op) for op in ops)
+        llir = backend.make_llir(ttgir, metadata, options, capability)
+        used = assemble(backend.make_ptx(llir, metadata, options, capability))
+        shared = metadata.get("shared", 0) + used.static_shared
+        programs, limit = resident_programs(used.registers, options.num_warps, shared)
+        spilled = used.spill_stores + used.spill_loads
+        reports.append(
+            KernelReport(name, options.num_warps, options.num_stages, loops, copies, waits, loads, shared,
+                         used.registers, spilled, programs, limit)
+        )  # fmt: skip
+        return ttgir
+
+    backend.make_ttgir = make_ttgir
+    interpreter_compile._compiler = compiler  # the interpreter's compile check goes through this one
+    interpreter_fix.install()
+    return reports
