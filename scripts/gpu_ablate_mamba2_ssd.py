@@ -326,8 +326,6 @@ def main() -> None:
     registers = "--registers" in wanted
     wanted = [w for w in wanted if w != "--registers"]
     if wanted == ["--ir"]:
-        if not interpreted:
-            raise SystemExit("--ir compiles under the interpreter: run it with TRITON_INTERPRET=1")
         ir_report()
         return
     unknown = sorted(set(wanted) - {w["name"] for w in workloads})

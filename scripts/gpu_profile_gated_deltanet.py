@@ -137,10 +137,6 @@ def ir_report(baseline: str | None) -> None:
     `baseline` expert's at its own), compiled for sm_90 and assembled by ptxas on a short sequence (T = 128,
     one head, the workload's D), one row a pass: loops, asynchronous copies, shared memory, registers a thread,
     bytes spilled, programs an SM (scripts/sm90_resources.py)."""
-    import os
-
-    if os.environ.get("TRITON_INTERPRET") != "1":
-        raise SystemExit("--ir compiles under the interpreter: run it with TRITON_INTERPRET=1")
     from sm90_resources import HEADER, compile_reports
 
     reports = compile_reports()

@@ -15,6 +15,7 @@ The Triton here may be newer than the GPU machine's (3.6 there): counts can diff
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def ptxas_path() -> Path:
     for name in ("ptxas-blackwell", "ptxas"):
         if (folder / name).exists():
             return folder / name
-    raise SystemExit(f"no ptxas in {folder}: this Triton wheel has no NVIDIA backend")
+    raise FileNotFoundError(f"no ptxas in {folder}: this Triton wheel has no NVIDIA backend")
 
 
 def assemble(ptx: str, arch: str = "sm_90a") -> Resources:
@@ -126,6 +127,8 @@ def compile_reports() -> list[KernelReport]:
     """From now on in this process (under TRITON_INTERPRET=1): every kernel launched is compiled for sm_90 and
     assembled before the interpreter runs it, once per specialisation, and its report appended to the list
     returned. Installs the harness's interpreter fixes (bfloat16 dots, bounds checks) as the harness does."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        raise SystemExit("the compile report runs kernels under the interpreter: set TRITON_INTERPRET=1")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from workbench.harness.solution import interpreter_compile, interpreter_fix
 

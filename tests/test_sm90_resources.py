@@ -4,8 +4,6 @@ GPU (the register and occupancy figures of docs/performance.md's mamba2_ssd sect
 from __future__ import annotations
 
 import importlib.util
-import shutil
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -64,10 +62,9 @@ PTX = """
 
 def test_ptxas_reports_registers_and_no_spills_for_a_small_kernel() -> None:
     try:
-        path = sm90.ptxas_path()
-    except SystemExit:
+        sm90.ptxas_path()
+    except FileNotFoundError:
         pytest.skip("this Triton wheel carries no ptxas")
-    assert Path(path).exists() or shutil.which(str(path))
     used = sm90.assemble(PTX)
     assert 1 <= used.registers <= 16 and used.spill_stores == used.spill_loads == 0
 
@@ -75,7 +72,7 @@ def test_ptxas_reports_registers_and_no_spills_for_a_small_kernel() -> None:
 def test_ptx_that_does_not_assemble_is_an_error_with_ptxas_message() -> None:
     try:
         sm90.ptxas_path()
-    except SystemExit:
+    except FileNotFoundError:
         pytest.skip("this Triton wheel carries no ptxas")
     with pytest.raises(RuntimeError, match="ptxas failed"):
         sm90.assemble(PTX.replace("add.f32", "add.nonsense"))

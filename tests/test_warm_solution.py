@@ -236,27 +236,27 @@ def test_a_solution_that_kills_itself_is_reported_as_by_the_plain_start(tmp_path
     assert (warm.status, warm.message) == (plain.status, plain.message) == ("crashed", "the solution process died with SIGSEGV")
 
 
+def warm_and_plain(tmp_path: Path, name: str, probe: str) -> tuple[dict[str, object], dict[str, object]]:
+    """What one probe solution saw from a warm start and from a plain one."""
+    path = probe_solution(tmp_path, name, probe)
+    warm = evaluate(TASK, path, "cpu", WORKLOAD, pool=process_pool(), timing=False, static_policy=False)
+    plain = evaluate(TASK, path, "cpu", WORKLOAD, timing=False, static_policy=False)
+    assert "warm start" in warm.sandbox and "warm start" not in plain.sandbox
+    return seen(warm), seen(plain)
+
+
 @needs_bwrap
 def test_the_warm_process_sees_the_mounts_of_a_plain_one(tmp_path: Path) -> None:
-    mounts = probe_solution(tmp_path, "mounts.py", MOUNTS)
-    pool = process_pool()
-    warm = evaluate(TASK, mounts, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
-    plain = evaluate(TASK, mounts, "cpu", WORKLOAD, timing=False, static_policy=False)
-    assert "warm start" in warm.sandbox
-    assert seen(warm) == seen(plain)  # the same mount points, read-only where they were (the repository's
+    warm_seen, plain_seen = warm_and_plain(tmp_path, "mounts.py", MOUNTS)
+    assert warm_seen == plain_seen  # the same mount points, read-only where they were (the repository's
     # files bound under /tmp when it lies there, bwrap's read-only parts of /proc), and nothing else writable
-    writable = set(seen(warm)["writable"]) - {"/tmp", "/dev/shm", "/proc"}  # type: ignore[arg-type]
+    writable = set(warm_seen["writable"]) - {"/tmp", "/dev/shm", "/proc"}  # type: ignore[arg-type]
     assert all(point.startswith("/dev") for point in writable)  # the device nodes only, as in a plain start
 
 
 @needs_bwrap
 def test_the_warm_process_shares_no_writable_memory_and_holds_the_descriptors_of_a_plain_one(tmp_path: Path) -> None:
-    shared = probe_solution(tmp_path, "shared.py", SHARED)
-    pool = process_pool()
-    warm = evaluate(TASK, shared, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
-    plain = evaluate(TASK, shared, "cpu", WORKLOAD, timing=False, static_policy=False)
-    assert "warm start" in warm.sandbox
-    warm_seen, plain_seen = seen(warm), seen(plain)
+    warm_seen, plain_seen = warm_and_plain(tmp_path, "shared.py", SHARED)
     assert [m for m in warm_seen["shared"] if "w" in m.split()[0]] == []  # type: ignore[union-attr]
     assert warm_seen["shared"] == plain_seen["shared"]  # read-only files mapped by the C library, as a plain one
     assert warm_seen["fds"] == plain_seen["fds"]  # stdin, the output pipe, the channel: nothing of the zygote's

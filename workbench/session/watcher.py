@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -55,27 +56,22 @@ class Watcher:
         """Every change as watchfiles reports it, promptly, in small batches. A root that vanishes (or was never
         there) ends the reading, not the watcher: the poll keeps calling on_burst(set()), whose check then finds
         the workspace gone and says so, instead of a traceback on a thread nobody joins."""
-        try:
-            self._read_changes()
-        except FileNotFoundError:
-            return
-
-    def _read_changes(self) -> None:
-        for changes in watch(
-            self.root,
-            watch_filter=WorkspaceFilter(),
-            debounce=50,
-            step=10,
-            stop_event=self._stop,
-            rust_timeout=200,
-            yield_on_timeout=True,
-            raise_interrupt=False,
-        ):
-            if self._stop.is_set():
-                return
-            paths = {path for change, path in changes if change in (Change.added, Change.modified, Change.deleted)}
-            if paths:
-                self._batches.put(paths)
+        with contextlib.suppress(FileNotFoundError):
+            for changes in watch(
+                self.root,
+                watch_filter=WorkspaceFilter(),
+                debounce=50,
+                step=10,
+                stop_event=self._stop,
+                rust_timeout=200,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+            ):
+                if self._stop.is_set():
+                    return
+                paths = {path for change, path in changes if change in (Change.added, Change.modified, Change.deleted)}
+                if paths:
+                    self._batches.put(paths)
 
     def _run(self) -> None:
         """Bursts: from the first change until quiet_s without any (watchfiles' own debounce would end a
