@@ -176,7 +176,9 @@ class RemoteSolution:
                 error = parse(ErrorReply, reply)
             except ProtocolViolation as exc:
                 raise self._protocol_violation(str(exc)) from None
-            status = error.status if error.status in ("compile_error", "runtime_error") else "runtime_error"
+            # statuses the solution process may report of its own failure (a rule it broke inside a call is
+            # its own verdict: reporting one only fails it)
+            status = error.status if error.status in ("compile_error", "runtime_error", "policy_violation") else "runtime_error"
             raise SolutionFailure(status, cut_message(error.message))
         return reply, received
 

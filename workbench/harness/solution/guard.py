@@ -31,6 +31,8 @@ import triton
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 from workbench.harness.protocol.report import Violation
+from workbench.harness.solution.host_reads import HostReadFunnel
+from workbench.harness.solution.window_exit import SolutionRaised, accept_result, describe_raised, forget_traceback
 
 TORCH_DIR = str(Path(torch.__file__).resolve().parent)
 TRITON_DIR = str(Path(triton.__file__).resolve().parent)
@@ -316,6 +318,7 @@ class Guard:
     def __init__(self, solution_file: Path, baseline: dict[str, object]) -> None:
         self.solution_file = str(solution_file.resolve())
         self.baseline = baseline
+        self.reads = HostReadFunnel(self.solution_file)
         self.threads = threading.active_count()
 
     def call(
@@ -324,20 +327,44 @@ class Guard:
         *args: Any,
         after: Callable[[], None] | None = None,
         require_launch: bool = True,
+        accept: bool = False,
         **kwargs: Any,
     ) -> tuple[Any, CallRecord]:
-        """Call fn under the guard. `after` runs as soon as fn returns, before the checks (the end event)."""
+        """Call fn under the guard. `after` runs as soon as fn returns, before the checks (the end event).
+
+        Everything the solution's code does happens before `after`: with `accept`, fn's result is checked
+        and turned into a `Returned` (exact tensors) here; an exception it raised (or a refused result) is
+        described here from builtin data and raised as `SolutionRaised` once `after` has run. The host
+        never touches the solution's objects after this returns (window_exit.py)."""
         counter = LaunchCounter()
         recorder = _OpRecorder(self.solution_file)
+        raised: SolutionRaised | None = None
+        result: Any = None
+        self.reads.install()
         counter.install()
         try:
             with recorder:
-                result = fn(*args, **kwargs)
+                try:
+                    result = fn(*args, **kwargs)
+                    if accept:
+                        result = accept_result(result)
+                except SolutionRaised as refused:
+                    raised = refused
+                except BaseException as exc:  # described here, in the window: none of its methods is called later
+                    raised = describe_raised(exc, self.solution_file)
+                    forget_traceback(exc)
+                    del exc
         finally:
             counter.uninstall()
+            self.reads.uninstall()
         if after is not None:
             after()
-        violations = list(recorder.violations)
+        if raised is not None:
+            broken = recorder.violations + self.reads.violations
+            if broken:  # the call broke a rule before it failed (a host read refused, then raised): that is the verdict
+                raise SolutionRaised("policy_violation", broken[0].describe(), raised.error_type)
+            raise raised
+        violations = list(recorder.violations) + self.reads.violations
         violations += compare_snapshots(self.baseline, snapshot())
         violations += hooks_left_behind()
         if threading.active_count() > self.threads:

@@ -24,9 +24,9 @@ import os
 import random
 import sys
 import time
-import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -39,26 +39,10 @@ from workbench.harness.protocol.task_files import import_file, module_from_sourc
 from workbench.harness.solution.guard import ALLOWED_OPS, CallRecord, Guard, compare_snapshots, snapshot
 from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper, capture_call
 from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed, digest, digest_many, pack, split
+from workbench.harness.solution.window_exit import Returned, SolutionRaised, cut, describe_raised
 
 PERF_COUNTER = time.perf_counter  # taken before any solution code runs
 MAX_COVER_MS = CoverPlan().max_ms  # a longer cover is a malformed request
-
-
-def describe_exception(exc: BaseException, solution_file: str) -> tuple[str, str]:
-    """Map an exception from the solution to a status and a one-line message with its location."""
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename == solution_file:
-            line = frame.lineno
-    where = f" (solution.py line {line})" if line else ""
-    text = str(exc).strip().splitlines()
-    summary = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ") + where
-    name = type(exc).__name__
-    if name in ("CompilationError", "CompileTimeAssertionFailure") or "triton.compiler" in type(exc).__module__:
-        return "compile_error", summary
-    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in str(exc):
-        return "runtime_error", "out of memory: " + summary
-    return "runtime_error", summary
 
 
 def blocking_sync() -> None:
@@ -100,6 +84,13 @@ def _tensors(value: Any) -> list[torch.Tensor]:
     if isinstance(value, torch.Tensor):
         return [value]
     return [t for t in value if isinstance(t, torch.Tensor)] if isinstance(value, (list, tuple)) else []
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """In place of the outputs when run returned the wrong number or kind of them: what it returned."""
+
+    kind: str
 
 
 SMALL_POOL_BYTES = 1 << 20  # the caching allocator's small-block pool holds allocations up to this size
@@ -222,7 +213,7 @@ class Host:
 
     def _run(self) -> Callable[..., Any]:
         assert self.module is not None
-        return self.module.run  # type: ignore[no-any-return]
+        return vars(self.module)["run"]  # type: ignore[no-any-return]
 
     def init(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
         """Set up the device, the flush buffer, the cover and the guard before any solution code runs.
@@ -260,12 +251,13 @@ class Host:
 
         try:
             _, record = self.guard.call(do_import, require_launch=False)
-        except BaseException as exc:
-            self.channel.send({"ok": False, "status": "compile_error", "message": describe_exception(exc, self.solution_file)[1]})
+        except SolutionRaised as raised:
+            status = "policy_violation" if raised.status == "policy_violation" else "compile_error"
+            self.channel.send({"ok": False, "status": status, "message": raised.message})
             return
         self.module = holder["module"]
         violations = record.violations + compare_snapshots(self.baseline, snapshot())
-        if not callable(getattr(self.module, "run", None)):
+        if not callable(vars(self.module).get("run")):  # the module's own dict: no module __getattr__ is asked
             self.channel.send({"ok": False, "status": "compile_error", "message": "the solution defines no run(...) function"})
             return
         self.channel.send({"ok": True, "violations": [v.model_dump() for v in violations]})
@@ -294,8 +286,8 @@ class Host:
         try:
             made = self.inputs_module.make_inputs(dict(message["axes"]), int(message["seed"]), self.device)
         except Exception as exc:
-            status, text = describe_exception(exc, self.solution_file)
-            self.channel.send({"ok": False, "status": status, "message": "making a trial's inputs: " + text})
+            raised = describe_raised(exc, self.solution_file)  # the task's inputs.py (a solution may have broken torch)
+            self.channel.send({"ok": False, "status": raised.status, "message": "making a trial's inputs: " + raised.message})
             return
         wanted = [*names, *message.get("scalar_names", [])]
         if not all(n in made for n in wanted) or not all(_tensors(made[n]) for n in names):
@@ -431,15 +423,16 @@ class Host:
                 result, record = self.graph_outputs[slot], CallRecord(0, [], [])
             else:  # a list input is passed as a new list object: the call cannot rearrange the slot's
                 inputs: dict[str, Any] = {**_fresh_lists(args), **prealloc}
-                result, record = self.guard.call(self._run(), after=stop, **inputs)
+                result, record = self.guard.call(self._run(), after=stop, accept=True, **inputs)
             if cuda:
                 torch.cuda.synchronize()
-        except BaseException as exc:
+        except SolutionRaised as raised:  # described inside the window, from builtin data (window_exit.py)
+            if cuda:
+                torch.cuda.synchronize()
             if profiler is not None:
                 profiler.__exit__(None, None, None)
-            status, text = describe_exception(exc, self.solution_file)
             self.last = None
-            self.channel.send({"ok": False, "status": status, "message": text, "error_type": type(exc).__name__})
+            self.channel.send({"ok": False, "status": raised.status, "message": raised.message, "error_type": raised.error_type})
             return
         host_ms = (PERF_COUNTER() - started) * 1e3
         if profiler is not None:
@@ -478,22 +471,25 @@ class Host:
             }
         )
 
-    def _outputs(self, result: Any, specs: list[dict[str, Any]], prealloc: dict[str, torch.Tensor]) -> list[Any]:
+    def _outputs(self, result: Returned, specs: list[dict[str, Any]], prealloc: dict[str, torch.Tensor]) -> list[Any]:
+        """The outputs in the specs' order: returned tensors (checked in the window) and preallocated ones; a
+        result of the wrong shape is one placeholder naming what it was (`Misfit`), described as such."""
         returned = [s for s in specs if s["mode"] == "return"]
-        if len(returned) == 1:
-            values = [result]
+        if len(returned) == 1 and result.single:
+            values = list(result.tensors)
         elif not returned:
             values = []
-        elif isinstance(result, (tuple, list)) and len(result) == len(returned):
-            values = list(result)
+        elif len(returned) > 1 and not result.single and result.kind != "none" and len(result.tensors) == len(returned):
+            values = list(result.tensors)
         else:
-            return [result]  # the count is wrong: described as such
+            return [Misfit(result.kind if result.kind != "none" else "NoneType")]  # the count is wrong
         return [values.pop(0) if s["mode"] == "return" else prealloc[s["name"]] for s in specs]
 
     def _describe(self, out: Any, args: dict[str, Any]) -> dict[str, Any]:
-        if type(out) is not torch.Tensor:
-            kind = "tensor subclass" if isinstance(out, torch.Tensor) else type(out).__name__
-            return {"kind": kind}
+        if type(out) is Misfit:
+            return {"kind": out.kind}
+        if type(out) is not torch.Tensor:  # unreachable: what run returns is checked in the window
+            return {"kind": "not a tensor"}
         aliases = [n for n, value in args.items() if any(_overlaps(out, t) for t in _tensors(value))]
         return {
             "kind": "tensor",
@@ -568,14 +564,16 @@ class Host:
             for slot in message["slots"]:
                 prealloc = self._prealloc(specs)
                 inputs: dict[str, Any] = {**_fresh_lists(self.slots[int(slot)]), **prealloc}
-                graph, (result, record) = capture_call(functools.partial(self.guard.call, self._run(), **inputs))
+                graph, (result, record) = capture_call(functools.partial(self.guard.call, self._run(), accept=True, **inputs))
                 violations += record.violations
                 self.graphs[int(slot)] = graph
                 self.graph_outputs[int(slot)] = self._outputs(result, specs, prealloc)
             torch.cuda.synchronize()
-        except BaseException as exc:
-            status, text = describe_exception(exc, self.solution_file)
-            self.channel.send({"ok": False, "status": status, "message": "graph capture failed: " + text})
+        except SolutionRaised as raised:
+            self.channel.send({"ok": False, "status": raised.status, "message": "graph capture failed: " + raised.message})
+            return
+        except RuntimeError as exc:  # the capture itself failed (torch's own error, not the solution's object)
+            self.channel.send({"ok": False, "status": "runtime_error", "message": "graph capture failed: " + cut(str(exc))})
             return
         self.channel.send({"ok": True, "violations": [v.model_dump() for v in violations]})
 
