@@ -117,11 +117,15 @@ def test_null_calibration_interpolates_between_covers() -> None:
     assert null.at(50.0) == 10.5  # clamped: a cover is never longer than the largest
 
 
-def test_a_forged_time_is_a_mismatch_when_the_process_slept() -> None:
+def test_a_forged_time_gives_way_to_the_checker_figure_when_the_process_slept() -> None:
+    # Round four: the wall clock decides no verdict (load moves it); a figure it cannot explain is replaced
+    # by the checker's own, so a forged time gains nothing (process.py uses per_call_ms as the latency).
     walls = [3.0 + 10.0] * 20  # null 3 ms at this cover, 10 ms of device work each
     idle = [HostDelta(cpu_ms=0.2, load_wait_ms=0.0)] * 20
     assert cross_check(10.0, walls, 3.0, idle, 2.0).verdict == "ok"
-    assert cross_check(10.0 / 3, walls, 3.0, idle, 2.0).verdict == "mismatch"
+    forged = cross_check(10.0 / 3, walls, 3.0, idle, 2.0)
+    assert forged.verdict == "unexplained" and forged.per_call_ms == [10.0] * 20
+    assert "the latency is the checker's figure" in forged.note(10.0 / 3)
 
 
 def test_the_harness_own_overhead_is_not_charged() -> None:
@@ -134,10 +138,11 @@ def test_the_harness_own_overhead_is_not_charged() -> None:
 
 def test_cpu_time_inside_the_cover_does_not_make_a_call_host_bound() -> None:
     # A process that burns CPU while hiding device work: its CPU time never exceeded the cover, so the
-    # device never waited for the host, and the excess is device work: a mismatch.
+    # device never waited for the host: unexplained (the checker's figure counts, 3 ms, not the 1 ms claimed).
     walls = [5.0 + 3.0] * 20
     spinning = [HostDelta(cpu_ms=4.0, load_wait_ms=0.0)] * 20
-    assert cross_check(1.0, walls, 5.0, spinning, 4.7).verdict == "mismatch"
+    checked = cross_check(1.0, walls, 5.0, spinning, 4.7)
+    assert checked.verdict == "unexplained" and checked.outside_ms == pytest.approx(3.0)
 
 
 def test_host_load_is_not_hidden_device_work() -> None:
@@ -285,10 +290,18 @@ def test_gpu_stale_inputs_in_place_of_made_ones_are_caught_by_a_sampled_call(tmp
 @gpu
 @pytest.mark.gpu
 def test_gpu_padded_null_calls_do_not_hide_a_forged_time(tmp_path: Path) -> None:
+    """Round four: the forged third of the device time is replaced by the checker's own figure (no verdict
+    from the wall clock, which load moves): the forged latency gains nothing over the honest one."""
     task, first = _muon()
+    honest = evaluate(task, REPO / "tests" / "solutions" / "muon_naive.py", "cuda", [first])  # type: ignore[arg-type]
     report = evaluate(task, build("padded_null_calls", tmp_path, folder="round3_cheats"), "cuda", [first], static_policy=False)  # type: ignore[arg-type]
-    assert report.status == "policy_violation", f"{report.status}: {report.message}"
-    assert "timing_mismatch" in {v.rule for v in report.violations}
+    assert honest.passed, honest.message
+    if report.status == "passed":
+        forged, real = report.workloads[0].latency_ms, honest.workloads[0].latency_ms
+        assert forged is not None and real is not None and forged > 0.8 * real, (forged, real)
+        assert "the latency is the checker's figure" in report.workloads[0].timing_note
+    else:
+        assert report.status == "policy_violation", f"{report.status}: {report.message}"
 
 
 @gpu

@@ -36,7 +36,7 @@ def evaluate_cheat(cheat: str, tmp_path: Path, tasks_root: Path, *, static_polic
 
 # -- class 1: what run returns is checked in the window, by exact type, calling none of its methods ------
 class _Spy(list):  # type: ignore[type-arg]
-    calls: list[str] = []  # noqa: RUF012 (a test's record)
+    calls: list[str] = []
 
     def __len__(self) -> int:
         _Spy.calls.append("__len__")
@@ -62,7 +62,7 @@ def test_accept_result_takes_exact_tensors_and_calls_nothing_else() -> None:
 
 
 class _Loud(RuntimeError):
-    ran: list[str] = []  # noqa: RUF012
+    ran: list[str] = []
 
     def __str__(self) -> str:
         _Loud.ran.append("__str__")
@@ -136,8 +136,8 @@ def _guarded(fn: object) -> tuple[object, list[str]]:
     "read",
     [
         lambda t: f"{t}",
-        lambda t: repr(t),
-        lambda t: str(t),
+        repr,
+        str,
         lambda t: format(t, ""),
         lambda t: "%s" % (t,),  # noqa: UP031
         lambda t: t.tolist(),
@@ -189,7 +189,8 @@ def test_a_tuple_or_a_list_of_tensors_is_accepted(wrap: str, tmp_path: Path) -> 
     task = Catalog(REPO / "tasks", REPO / "guidance").task("rmsnorm_bwd")
     core = RMSNORM_NAIVE.replace("\ndef run(", "\ndef honest_run(")
     path = tmp_path / f"returns_{wrap}.py"
-    path.write_text(core + f"\n\ndef run(dY, X, W, rstd):\n    dx, dw = honest_run(dY, X, W, rstd)\n    return {wrap}((dx, dw))\n")
+    body = f"\n\ndef run(dY, X, W, rstd):\n    dx, dw = honest_run(dY, X, W, rstd)\n    return {wrap}((dx, dw))\n"
+    path.write_text(core + body)
     report = evaluate(task, path, "cpu", ["smoke_m64_n256"])
     assert report.status == "passed", f"{report.status}: {report.message}"
     assert report.violations == []

@@ -60,6 +60,7 @@ class CallReply:
     violations: list[Violation]
     outputs: list[OutputDescription]
     mutated: list[str]  # inputs that are not state and changed in the call (checked in the process)
+    hidden_ms: float = 0.0  # device time its work ran past the end event on other streams (stream_tails.py)
 
 
 @dataclass
@@ -297,6 +298,7 @@ class RemoteSolution:
             ms=parsed.ms,
             wall_ms=wall_ms,
             launch_ms=min(parsed.launch_ms, wall_ms),
+            hidden_ms=parsed.hidden_ms,
             launches=parsed.launches,
             launch_counts=dict(parsed.launch_counts),
             violations=list(parsed.violations),

@@ -89,6 +89,7 @@ class WorkloadResult(BaseModel):
     reference_floor_ms: float | None = None  # the floor of the reference's dataflow (its FLOPs and bytes)
     tflops: float | None = None
     outside_ms: float | None = None  # the checker's own wall-clock view of one timed call (cross-check)
+    device_ms: float | None = None  # the device's median where the latency is the checker's clock (timing_note says why)
     timing_note: str = ""  # why the timing mode differs from the task's (a graph that could not be captured)
     reference_reused: bool = False  # the reference's timing came from an earlier evaluation (same key)
     reference_alone: bool = False  # timed with no solution process alive and the device idle (only such are reused)

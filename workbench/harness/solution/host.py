@@ -37,6 +37,7 @@ from torch.autograd.profiler import profile as autograd_profile
 from workbench.harness.protocol.report import Violation
 from workbench.harness.protocol.task_files import import_file, module_from_source
 from workbench.harness.solution.guard import ALLOWED_OPS, CallRecord, Guard, compare_snapshots, snapshot
+from workbench.harness.solution.stream_tails import StreamTails
 from workbench.harness.solution.timing import Clocks, CoverPlan, Sleeper, capture_call
 from workbench.harness.solution.transport import DTYPES, Channel, ChannelClosed, digest, digest_many, pack, split
 from workbench.harness.solution.window_exit import Returned, SolutionRaised, cut, describe_raised
@@ -170,6 +171,7 @@ class Host:
         self.graph_outputs: dict[int, list[Any]] = {}
         self.flush: torch.Tensor | None = None
         self.sleeper: Sleeper | None = None
+        self.tails: StreamTails | None = None
         self.baseline: dict[str, object] = {}
         self.solution_file = ""
         self.inputs_module: ModuleType | None = None  # the task's inputs.py, for `generate`
@@ -228,6 +230,7 @@ class Host:
             l2 = int(getattr(props, "L2_cache_size", 0) or 64 * 2**20)
             self.flush = torch.empty(2 * l2, dtype=torch.int8, device=self.device)
             self.sleeper = Sleeper(Clocks(PERF_COUNTER, torch.cuda.Event, torch.cuda.synchronize))  # before solution code
+            self.tails = StreamTails(self.device)  # every stream the solution can reach, before its code runs
         if os.environ.get("TRITON_INTERPRET") == "1":
             from workbench.harness.solution import interpreter_fix  # noqa: PLC0415 (only under the Triton interpreter)
 
@@ -402,6 +405,8 @@ class Host:
             if end is not None:
                 end.record()
             ended.append(PERF_COUNTER())
+            if self.tails is not None:  # every stream's event, then a probe: work left running shows (stream_tails.py)
+                self.tails.mark()
 
         try:
             if self.flush is not None:
@@ -435,6 +440,7 @@ class Host:
             self.channel.send({"ok": False, "status": raised.status, "message": raised.message, "error_type": raised.error_type})
             return
         host_ms = (PERF_COUNTER() - started) * 1e3
+        hidden_ms = self.tails.hidden_ms() if self.tails is not None and ended else 0.0
         if profiler is not None:
             profiler.__exit__(None, None, None)
             record.violations.extend(foreign_kernels(profiler.function_events, record))
@@ -463,6 +469,7 @@ class Host:
                 "ms": ms,
                 "host_ms": host_ms,
                 "launch_ms": (ended[0] - launching) * 1e3,
+                "hidden_ms": hidden_ms,
                 "launches": record.launches,
                 "launch_counts": dict(Counter(record.launch_names)),
                 "violations": [v.model_dump() for v in record.violations],
