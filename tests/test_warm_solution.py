@@ -60,6 +60,79 @@ _seen = {
 raise RuntimeError("SEEN " + json.dumps(_seen))
 """
 
+# Everything a solution can leave where a process that starts later could look: a regular file, a FIFO and a
+# bound UNIX socket in every writable mount (from the mount table: each mount point whose per-mount
+# options say rw and that is a directory), a System V shared memory segment, a POSIX message queue and a
+# process in a session of its own. The next evaluation looks at the top of every mount point (writable or
+# not) for the planted names, asks the kernel for the segment and the queue by key and name, and lists the
+# processes it sees. Both report in one line (a report keeps 400 characters of a message).
+HOARD_COMMON = """
+import ctypes, json, os, socket, time
+_TOKEN = "d2k-hoard-TOKEN"
+_KEY = 0x0D2C5E55
+_libc = ctypes.CDLL(None, use_errno=True)
+def _mounts(rw):
+    out = []
+    for _l in open("/proc/self/mountinfo"):
+        _f = _l.split()
+        _p = _f[4].replace("\\\\040", " ")
+        if ("rw" in _f[5].split(",")) == rw and os.path.isdir(_p) and _p not in out:
+            out.append(_p)
+    return out
+def _mq_open():
+    for _lib in (_libc, "librt.so.1"):
+        try:
+            _f = (_lib if not isinstance(_lib, str) else ctypes.CDLL(_lib, use_errno=True)).mq_open
+        except (OSError, AttributeError):
+            continue
+        _f.restype = ctypes.c_int
+        return _f
+    return None
+"""
+HOARD = (
+    HOARD_COMMON
+    + """
+def _plant(where):
+    got = ""
+    makers = (("f", lambda p: open(p, "x").close()), ("p", os.mkfifo), ("s", lambda p: socket.socket(socket.AF_UNIX).bind(p)))
+    for kind, make in makers:
+        try:
+            make(os.path.join(where, _TOKEN + "-" + kind))
+            got += kind
+        except OSError:
+            pass
+    return got
+_planted = {d: _plant(d) for d in _mounts(True)}
+_shm = _libc.shmget(_KEY, 4096, 0o1000 | 0o600)  # IPC_CREAT
+_mq = _mq_open()
+_mq = "none" if _mq is None else _mq(("/" + _TOKEN).encode(), os.O_CREAT | os.O_RDWR, 0o600, None)
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(300)
+    os._exit(0)
+raise RuntimeError("SEEN " + json.dumps({"planted": _planted, "shm": _shm, "mq": _mq, "pid": os.getpid()}))
+"""
+)
+LOOK_FOR_HOARD = (
+    HOARD_COMMON
+    + """
+_found = []
+for _d in _mounts(True) + _mounts(False):
+    try:
+        _found += [os.path.join(_d, _n) for _n in os.listdir(_d) if _n.startswith(_TOKEN)]
+    except OSError:
+        pass
+_mq = _mq_open()
+raise RuntimeError("SEEN " + json.dumps({
+    "found": _found,
+    "shm": _libc.shmget(_KEY, 0, 0),
+    "mq": "none" if _mq is None else _mq(("/" + _TOKEN).encode(), os.O_RDONLY),
+    "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "writable": _mounts(True),
+}))
+"""
+)
+
 # Every mount point the process sees (the mount on top at each), with whether it is read-only, less the
 # solution's own (bound at its path by a plain start, copied into /tmp/.d2k-solution by a warm one) and the
 # zygote's own modules (harness code that only the warm start's sandbox binds)
@@ -160,6 +233,35 @@ def test_nothing_one_solution_leaves_reaches_the_next(tmp_path: Path) -> None:
 
 
 @needs_bwrap
+def test_nothing_a_solution_plants_in_any_writable_mount_or_ipc_reaches_the_next(tmp_path: Path) -> None:
+    token = os.urandom(4).hex()
+    hoard = probe_solution(tmp_path, "hoard.py", HOARD.replace("TOKEN", token))
+    look = probe_solution(tmp_path, "look.py", LOOK_FOR_HOARD.replace("TOKEN", token))
+    pool = process_pool()
+    first = evaluate(TASK, hoard, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    assert "warm start" in first.sandbox
+    left = seen(first)
+    planted = left["planted"]
+    assert isinstance(planted, dict)
+    # Not vacuous: a file, a FIFO and a socket went into /tmp, /dev/shm and /dev (/dev is a new tmpfs of this
+    # evaluation's own, writable as under a plain bwrap), and the segment and the queue were made
+    assert planted["/tmp"] == planted["/dev"] == planted["/dev/shm"] == "fps", planted
+    assert left["shm"] != -1 and left["mq"] != -1
+    assert settle(pool) == ZYGOTE_ALONE  # the process left behind died with its namespace
+    second = evaluate(TASK, look, "cpu", WORKLOAD, pool=pool, timing=False, static_policy=False)
+    assert "warm start" in second.sandbox
+    found = seen(second)
+    names = found["found"]
+    assert isinstance(names, list)
+    assert [name for name in names if name.startswith("/dev/")] == []  # the finding: /dev was the zygote's own
+    assert names == []  # in no mount, writable or read-only
+    assert found["shm"] == -1  # no segment under the key: a new IPC namespace
+    assert found["mq"] in (-1, "none")  # no queue of the name ("none": this C library has no mq_open)
+    assert found["pids"] == [1, 2]  # its init and itself: the process left behind is gone
+    assert sorted(found["writable"]) == sorted(planted)  # type: ignore[call-overload]  # the same mounts, each new
+
+
+@needs_bwrap
 def test_the_solution_holds_no_capability_and_cannot_mount(tmp_path: Path) -> None:
     look = probe_solution(tmp_path, "look.py", LOOK_AROUND)
     pool = process_pool()
@@ -250,8 +352,12 @@ def test_the_warm_process_sees_the_mounts_of_a_plain_one(tmp_path: Path) -> None
     warm_seen, plain_seen = warm_and_plain(tmp_path, "mounts.py", MOUNTS)
     assert warm_seen == plain_seen  # the same mount points, read-only where they were (the repository's
     # files bound under /tmp when it lies there, bwrap's read-only parts of /proc), and nothing else writable
-    writable = set(warm_seen["writable"]) - {"/tmp", "/dev/shm", "/proc"}  # type: ignore[arg-type]
-    assert all(point.startswith("/dev") for point in writable)  # the device nodes only, as in a plain start
+    # Writable on top, as in a plain start: /tmp, /dev/shm, /proc, /dev and /dev/pts (in the warm start each
+    # mounted for this evaluation, over the zygote's own, which are read-only below) and the device nodes
+    on_top = warm_seen["writable"]
+    assert isinstance(on_top, list)
+    writable = set(on_top) - {"/tmp", "/dev/shm", "/proc", "/dev", "/dev/pts"}
+    assert all(point.startswith("/dev/") for point in writable)  # the device nodes only, as in a plain start
 
 
 @needs_bwrap

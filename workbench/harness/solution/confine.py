@@ -1,6 +1,14 @@
 """The kernel calls the warm start's evaluation process makes before any solution code runs: fresh mounts
 in its own mount namespace, then every capability dropped for good (solution/zygote.py).
 
+The rule for the mounts: every writable mount the solution process sees is made for this evaluation, or
+read-only; checked from the mount table. The zygote's writable mounts (its /proc, /dev, /dev/pts,
+/dev/shm and /tmp: one file system each, which every evaluation of the zygote would share) are found in
+/proc/self/mountinfo, not from a list of paths, and made read-only; new ones are mounted over them; then
+`verify_mounts` reads the table again and raises unless each writable mount left is one made for this
+evaluation (by its mount id), a device node (which holds no files; a read-only mount would not stop
+writes to it anyway) or out of reach under another mount (the host's, when the sandbox binds its root).
+
 Linux only (5.2 or later), through the C library (ctypes): mount(2), open_tree(2), move_mount(2), prctl(2)
 and capset(2) have no Python wrappers.
 Every call is checked; `drop_capabilities` ends by reading /proc/self/status and raises unless every
@@ -14,13 +22,16 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import stat
 from pathlib import Path
+from typing import NamedTuple
 
 MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
 MS_REMOUNT = 0x20
+MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 CLONE_NEWNS = 0x00020000
@@ -89,14 +100,32 @@ def set_dumpable(on: bool) -> None:
     prctl(PR_SET_DUMPABLE, 1 if on else 0, "prctl(PR_SET_DUMPABLE)")
 
 
-def mount_points() -> list[str]:
-    """This mount namespace's mount points, in /proc/self/mountinfo's order (a mount before those on it)."""
+class Mount(NamedTuple):
+    """One line of /proc/self/mountinfo: the mount's id, its mount point and its per-mount options."""
+
+    id: int
+    point: str
+    options: frozenset[str]
+
+    @property
+    def writable(self) -> bool:
+        return "rw" in self.options
+
+
+def mount_table() -> list[Mount]:
+    """This mount namespace's mounts, in /proc/self/mountinfo's order (a mount before those on it)."""
     found = []
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         fields = line.split()
-        if len(fields) > 4:
-            found.append(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
+        if len(fields) > 5:
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            found.append(Mount(int(fields[0]), point, frozenset(fields[5].split(","))))
     return found
+
+
+def mount_points() -> list[str]:
+    """This mount namespace's mount points, in /proc/self/mountinfo's order (a mount before those on it)."""
+    return [m.point for m in mount_table()]
 
 
 def _below(path: str, points: list[str]) -> list[str]:
@@ -105,11 +134,20 @@ def _below(path: str, points: list[str]) -> list[str]:
     return [p for p in inside if not any(q != p and p.startswith(q.rstrip("/") + "/") for q in inside)]
 
 
-def fresh_mount(path: str, fstype: str, flags: int, data: str | None) -> None:
+def _new_mount(path: str, before: set[int]) -> int:
+    """The id of the one mount at `path` whose id is not in `before` (the mount just made there)."""
+    new = {m.id for m in mount_table() if m.point == path} - before
+    if len(new) != 1:
+        raise ConfineError(1, f"no single new mount on {path} in the mount table: {sorted(new)}")
+    return new.pop()
+
+
+def fresh_mount(path: str, fstype: str, flags: int, data: str | None) -> int:
     """Mount a new `fstype` on `path`, keeping what is mounted below it: each top mount below `path` is
     cloned with everything on it (its flags, read-only ones included) before, and moved onto the new
     file system after (open_tree and move_mount). What the new one shows is new; what was bound into the
-    old one (the interpreter's files under /tmp, bwrap's read-only /proc/sys) is there as it was."""
+    old one (the interpreter's files under /tmp, bwrap's read-only /proc/sys) is there as it was.
+    Returns the new mount's id (the clones moved onto it have ids of their own, and are not fresh)."""
     libc = _libc()
     clones: list[tuple[str, int, bool]] = []
     try:
@@ -118,7 +156,9 @@ def fresh_mount(path: str, fstype: str, flags: int, data: str | None) -> None:
             if fd < 0:
                 _check(-1, f"open_tree {point}")
             clones.append((point, fd, Path(point).is_dir()))
+        before = {m.id for m in mount_table()}
         mount(fstype, path, fstype, flags, data)
+        new_id = _new_mount(path, before)
         for point, fd, is_dir in clones:
             target = Path(point)
             if not target.exists():  # its mount point in the new file system (a tmpfs: /proc has its own)
@@ -133,19 +173,95 @@ def fresh_mount(path: str, fstype: str, flags: int, data: str | None) -> None:
     finally:
         for _, fd, _ in clones:
             os.close(fd)
+    return new_id
+
+
+def _symlinks(folder: str) -> dict[str, str]:
+    """The symbolic links directly in `folder`, by name, and their targets."""
+    return {link.name: str(link.readlink()) for link in Path(folder).iterdir() if link.is_symlink()}
+
+
+def fresh_dev() -> set[int]:
+    """A new /dev, as bwrap's --dev made the sandbox's: a tmpfs (nosuid, nodev: its device nodes are
+    mounts of their own, kept by `fresh_mount`), the same symbolic links (fd, stdin, ptmx -> pts/ptmx,
+    ...; read from the old /dev, none added) and a new devpts instance on /dev/pts (no pty of another
+    evaluation shows there). The new mounts' ids."""
+    links = _symlinks("/dev")
+    fresh = {fresh_mount("/dev", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")}
+    for name, target in links.items():
+        Path("/dev", name).symlink_to(target)
+    if Path("/dev/pts").is_dir():
+        fresh.add(fresh_mount("/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620"))
+    return fresh
+
+
+def _on_top(path: str) -> tuple[int, int] | None:
+    """The id and file mode of the mount a lookup of `path` reaches (the one on top there: a mount under
+    another at the same point, or on one that is covered, is not), None if nothing is there."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines() if ":" in line)
+        return int(fields["mnt_id"]), os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+
+
+def _kept_flags(options: frozenset[str]) -> int:
+    """The nosuid, nodev and noexec flags of a mount's per-mount options: a remount that dropped one that is
+    locked (a mount made outside this user namespace) fails with EPERM."""
+    return sum(flag for name, flag in (("nosuid", MS_NOSUID), ("nodev", MS_NODEV), ("noexec", MS_NOEXEC)) if name in options)
+
+
+def writable_left(fresh: set[int]) -> list[Mount]:
+    """The writable mounts a process reaches at their mount points that are neither in `fresh` (made for
+    this evaluation) nor device nodes (a read-only mount would not stop writes to one, and it holds no
+    files). A mount covered by another is out of reach (the solution process starts after the covering,
+    holding no descriptor from before, and cannot unmount), so it is not counted."""
+    left = []
+    for m in mount_table():
+        top = _on_top(m.point) if m.writable and m.id not in fresh else None
+        if top is not None and top[0] == m.id and not (stat.S_ISCHR(top[1]) or stat.S_ISBLK(top[1])):
+            left.append(m)
+    return left
+
+
+def read_only_rest(fresh: set[int]) -> None:
+    """Bind-remount read-only every mount `writable_left` finds, keeping its nosuid, nodev and noexec flags.
+    A mount is reached by its path only while it is on top there: call this before mounting over one
+    (`fresh_mounts` does), so that what is covered is read-only too."""
+    for m in writable_left(fresh):
+        mount(None, m.point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _kept_flags(m.options))
+
+
+def verify_mounts(fresh: set[int]) -> None:
+    """Raise ConfineError if /proc/self/mountinfo shows a writable mount that `writable_left` finds."""
+    left = writable_left(fresh)
+    if left:
+        raise ConfineError(1, f"writable mounts left that were not made for this evaluation: {[m.point for m in left]}")
 
 
 def fresh_mounts(solution_dir: str) -> None:
-    """In a mount namespace of this process's own (and as pid 1 of its own pid namespace): mount changes
-    stay here, /proc shows only this namespace's processes, /tmp and /dev/shm are new and empty (with
-    the sandbox's read-only binds below them kept), and `solution_dir` (made inside /tmp) is a tmpfs of
-    its own for the solution's copy."""
+    """In a mount namespace of this process's own (and as pid 1 of its own pid namespace), every writable
+    mount the solution process sees is made for this evaluation, or read-only; checked from the mount
+    table. First every writable mount (the zygote's /proc, /dev, /dev/pts, /dev/shm, /tmp: one file system
+    each, shared by every evaluation of the zygote) becomes read-only, then new ones are mounted over them:
+    /proc shows only this namespace's processes; /dev (`fresh_dev`), /tmp and /dev/shm are new and
+    empty, with the sandbox's binds below them kept (device nodes, read-only files); `solution_dir` (made
+    inside /tmp) is a tmpfs of its own for the solution's copy (`seal` makes it read-only). Device nodes
+    stay writable: they hold no files. Ends by verifying the table (`verify_mounts`)."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    fresh_mount("/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
-    fresh_mount("/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    fresh_mount("/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    read_only_rest(set())
+    fresh = {fresh_mount("/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)}
+    fresh |= fresh_dev()  # before /dev/shm: the new /dev/shm must end on top
+    fresh.add(fresh_mount("/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
+    fresh.add(fresh_mount("/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
     Path(solution_dir).mkdir(mode=0o755)
-    mount("tmpfs", solution_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    fresh.add(fresh_mount(solution_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m"))
+    read_only_rest(fresh)  # the clones moved onto the new mounts are of read-only mounts already: a check
+    verify_mounts(fresh)
 
 
 def seal(path: str) -> None:

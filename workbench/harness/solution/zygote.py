@@ -9,21 +9,24 @@ the solution file), with one addition: CAP_SYS_ADMIN inside a user namespace of 
         --fork--> solution host (S, pid 2)
 
 K takes new mount, ipc, network and uts namespaces, and a new pid namespace for I; I mounts its own /proc,
-a fresh empty /tmp and /dev/shm, copies the solution from the descriptor the checker sent into a tmpfs of
-its own and remounts that read-only, drops every capability (bounding and ambient sets included;
-no_new_privs), verifies that from /proc/self/status, closes every descriptor but the channel and the
-output, and only then forks S, the solution host (solution/host.py) on the channel from the checker. I
-reaps until S ends and tells K its status (pid 2 under an init, as a plain bwrap runs it: pid 1 would
-ignore the signals a process sends itself).
+a fresh empty /dev (device nodes and bwrap's symlinks kept, a new /dev/pts), /tmp and /dev/shm, makes
+every other writable mount read-only (the rule: every writable mount the solution process sees is made
+for this evaluation, or read-only; checked from the mount table: confine.fresh_mounts), copies the
+solution from the descriptor the checker sent into a tmpfs of its own and remounts that read-only, drops
+every capability (bounding and ambient sets included; no_new_privs), verifies that from /proc/self/status,
+closes every descriptor but the channel and the output, and only then forks S, the solution host
+(solution/host.py) on the channel from the checker. I reaps until S ends and tells K its status (pid 2
+under an init, as a plain bwrap runs it: pid 1 would ignore the signals a process sends itself).
 
 Why this keeps each evaluation fresh, as a fresh bwrap would: I and S start from Z's image right after
 the imports, never from another evaluation's process (Z holds no evaluation's data: it only ever receives a
-connection's descriptor); what S can write (/tmp, /dev/shm, System V and POSIX IPC objects, sockets) lives
-in namespaces made for this evaluation alone and is gone with them; S cannot see, signal or trace Z, K or
-another evaluation's process (its own pid namespace; Z non-dumpable); when I, pid 1 of the namespace,
-ends, the kernel ends every process S started. K kills I (and with it the namespace) when the checker's end of the
-connection closes (the checker ended or was killed) or asks it to, and reports S's exit status on the
-connection; neither I nor S holds the connection, so nothing S sends can pass for K's report.
+connection's descriptor); what S can write (files, FIFOs and sockets in any writable mount, System V and
+POSIX IPC objects, abstract sockets) lives in mounts and namespaces made for this evaluation alone and is
+gone with them; S cannot see, signal or trace Z, K or another evaluation's process (its own pid namespace;
+Z non-dumpable); when I, pid 1 of the namespace, ends, the kernel ends every process S started. K kills I
+(and with it the namespace) when the checker's end of the connection closes (the checker ended or was
+killed) or asks it to, and reports S's exit status on the connection; neither I nor S holds the
+connection, so nothing S sends can pass for K's report.
 
 Protocol on an evaluation's connection (SOCK_SEQPACKET, one JSON message a packet): the checker sends
 {"op": "start", "limits": {...}} with three descriptors (S's end of the channel, the write end of its
