@@ -122,6 +122,15 @@ def test_an_exception_is_never_formatted_by_its_own_methods(tmp_path: Path, tiny
     assert "Boom: <Payload>, plain text" in report.message and "LEAKED" not in report.message
 
 
+@pytest.mark.slow
+def test_a_finaliser_runs_in_the_window_where_the_guard_sees_it(tmp_path: Path, tiny_tasks: Path) -> None:
+    """Automatic collection is off in the solution process; each call ends with a collection inside its
+    window, so a generator's finally freed from a cycle computes under the op recorder, not after it."""
+    report = evaluate_cheat("gc_finaliser_after_window", tmp_path, tiny_tasks)
+    assert report.status == "policy_violation", f"{report.status}: {report.message}"
+    assert "torch_compute" in {v.rule for v in report.violations}, report.violations
+
+
 # -- class 2: every route from tensor values to Python values is a host read ----------------------------
 def _guarded(fn: object) -> tuple[object, list[str]]:
     guard = Guard(Path(__file__), snapshot())

@@ -16,6 +16,7 @@ callables, and checks that no torch mode or trace hook was left behind.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
@@ -319,7 +320,14 @@ class Guard:
         self.solution_file = str(solution_file.resolve())
         self.baseline = baseline
         self.reads = HostReadFunnel(self.solution_file)
+        self.late: list[Violation] = []  # found by a full collection between requests, reported with the next call
         self.threads = threading.active_count()
+
+    def collect_all(self) -> None:
+        """A full garbage collection under the guard (between workloads): whatever solution code a finaliser
+        runs then is recorded, and reported with the next call."""
+        _, record = self.call(gc.collect, require_launch=False)
+        self.late = [v for v in record.violations if v.rule != "no_triton_launch"]
 
     def call(
         self,
@@ -354,6 +362,9 @@ class Guard:
                     raised = describe_raised(exc, self.solution_file)
                     forget_traceback(exc)
                     del exc
+                # Cycles the call made die here, in the window: automatic collection is off in the solution
+                # process (Host.init), so a finaliser of the solution's (a generator's finally) cannot run later.
+                gc.collect(0)
         finally:
             counter.uninstall()
             self.reads.uninstall()
@@ -364,7 +375,8 @@ class Guard:
             if broken:  # the call broke a rule before it failed (a host read refused, then raised): that is the verdict
                 raise SolutionRaised("policy_violation", broken[0].describe(), raised.error_type)
             raise raised
-        violations = list(recorder.violations) + self.reads.violations
+        violations = list(recorder.violations) + self.reads.violations + self.late
+        self.late = []
         violations += compare_snapshots(self.baseline, snapshot())
         violations += hooks_left_behind()
         if threading.active_count() > self.threads:
