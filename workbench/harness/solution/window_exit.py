@@ -107,7 +107,7 @@ def describe_raised(exc: BaseException, solution_file: str) -> SolutionRaised:
     where = f" (solution.py line {line})" if line else ""
     summary = cut(f"{name}: {_message(exc)}".rstrip(": ") + where)
     mro = _TYPE_MRO.__get__(cls)
-    if (name in _COMPILE_ERRORS and _module_of(cls).startswith("triton")) or "triton.compiler" in _module_of(cls):
+    if name in _COMPILE_ERRORS or "triton.compiler" in _module_of(cls):  # a failure either way: the name only words it
         return SolutionRaised("compile_error", summary, name)
     if any(c is MemoryError or c is torch.OutOfMemoryError for c in mro) or "can't allocate memory" in summary:
         return SolutionRaised("runtime_error", "out of memory: " + summary, name)
