@@ -97,7 +97,7 @@ LAYERED: dict[str, tuple[str, str | None]] = {
     "secret_from_files": ("policy_violation", "torch_compute"),
     "sys_via_attribute": ("incorrect_numerical", None),
     "from_os_import_sys": ("policy_violation", "monkeypatch"),
-    "tensor_subclass": ("policy_violation", "tensor_subclass"),
+    "tensor_subclass": ("runtime_error", None),  # round four: what run returns is checked by exact type first
     "python_math": ("policy_violation", "torch_compute"),
     "timer_patch": ("policy_violation", "patched_timer"),
     "gc_peek": ("incorrect_numerical", None),

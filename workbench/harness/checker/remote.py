@@ -180,7 +180,8 @@ class RemoteSolution:
             # statuses the solution process may report of its own failure (a rule it broke inside a call is
             # its own verdict: reporting one only fails it)
             status = error.status if error.status in ("compile_error", "runtime_error", "policy_violation") else "runtime_error"
-            raise SolutionFailure(status, cut_message(error.message))
+            broken = list(error.violations) if status == "policy_violation" else []
+            raise SolutionFailure(status, cut_message(error.message), broken)
         return reply, received
 
     def _protocol_violation(self, what: str) -> SolutionFailure:

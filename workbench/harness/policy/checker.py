@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from workbench.harness.policy.allowlist import load as load_allowlist
 from workbench.harness.policy.rules import (
@@ -37,16 +38,26 @@ from workbench.harness.policy.rules import (
     FORBIDDEN_NAMES,
     FORBIDDEN_STRINGS,
     FORMAT_METHODS,
+    FORMATTING_BUILTINS,
     HOOK_CALLS,
     HOOK_KEYWORDS,
     KEYWORD_RULES,
     LEGACY_TENSOR_CONSTRUCTOR,
     MATCH_SELF_BUILTINS,
     METACLASS_ATTRIBUTES,
+    PLAIN_ATTRIBUTES,
+    PLAIN_BUILTIN_CALLS,
+    PLAIN_LIBRARY_CALLS,
+    PLAIN_METHODS,
+    PLAIN_WHEN_ARGUMENTS_ARE,
     RULE_REASONS,
     SAFE_BUILTIN_BASES,
     SAFE_LIBRARY_BASES,
     TORCH_HOOKS,
+    VALUE_BASE_ATTRIBUTES,
+    VALUE_BUILTIN_BASES,
+    VALUE_CLASS_DUNDERS,
+    VALUE_LIBRARY_BASES,
     Finding,
     dunders_in,
     field_reads_attribute,
@@ -58,7 +69,15 @@ from workbench.harness.policy.rules import (
     path_rule,
     short,
 )
-from workbench.harness.policy.scope import Names, Ownership, ScopeBuilder, annotated_names, is_isinstance_call
+from workbench.harness.policy.scope import (
+    Binding,
+    Names,
+    Ownership,
+    Scope,
+    ScopeBuilder,
+    annotated_names,
+    is_isinstance_call,
+)
 from workbench.harness.protocol.report import Violation
 
 # ---------------------------------------------------------------------------------------------------
@@ -85,6 +104,14 @@ class _Checker(ast.NodeVisitor):
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 self.classes.setdefault(node.name, []).append(node)
+        self.class_bindings: dict[ast.ClassDef, list[Binding]] = {node: [] for node in self.scopes.class_scopes}
+        class_of_scope = {id(scope): node for node, scope in self.scopes.class_scopes.items()}
+        for binding in self.scopes.bindings:
+            if id(binding.scope) in class_of_scope:
+                self.class_bindings[class_of_scope[id(binding.scope)]].append(binding)
+        self.annotations = {annotation for node in ast.walk(tree) for annotation in _annotations(node)}
+        self.string_names: frozenset[str] = frozenset()
+        self.string_names = self._string_names()
         self.found: list[_Found] = []
 
     # -- reporting -----------------------------------------------------------------------------------
@@ -167,9 +194,13 @@ class _Checker(ast.NodeVisitor):
             scope = self.scopes.name_scope.get(node, self.scopes.module)
             if is_dunder(node.id):
                 self._check_dunder_load(node)
+            elif node.id in FORMATTING_BUILTINS and scope.is_builtin(node.id):
+                self.flag("python_compute", f"{node.id} is not allowed (it formats values as text: {FORMATTING_WHY})", node)
             elif node.id in FORBIDDEN_NAMES and scope.is_builtin(node.id):
                 rule = FORBIDDEN_NAMES[node.id]
                 self.flag(rule, f"{node.id} is not allowed ({RULE_REASONS[rule]})", node)
+            elif node.id == "str" and scope.is_builtin(node.id):
+                self._check_str_as_value(node)
             elif self._is_builtin_type(node):
                 self._check_type_as_value(node)
             elif scope.is_builtin(node.id) and node.id not in self.names.bound_anywhere and node.id not in BUILTIN_NAMES:
@@ -222,6 +253,9 @@ class _Checker(ast.NodeVisitor):
         if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
             self.flag("introspection", f".{node.attr} is allowed only on a string literal (its fields walk attributes)", node)
             return
+        parent = self.parents.get(node)
+        if not (isinstance(parent, ast.Call) and parent.func is node):
+            self.flag("python_compute", f".{node.attr} may only be called on a string literal, not handed around", node)
         fields = format_fields(receiver.value)
         if fields is None:
             self.flag("introspection", f"malformed format string {short(receiver, 40)}", node)
@@ -351,7 +385,81 @@ class _Checker(ast.NodeVisitor):
             self._check_base(base)
         if node.keywords:
             self.flag("tensor_subclass", f"class keywords ({node.keywords[0].arg or '**'}=...) are not allowed", node)
+        self._check_host_callbacks(node)
         self.generic_visit(node)
+
+    def _check_host_callbacks(self, node: ast.ClassDef) -> None:
+        """A class the harness may read or format with its base's code (a list, a tuple, an exception, a
+        NamedTuple, an enum) binds no dunder but __init__/__post_init__ and no name its base has, nor
+        inherits one from this file's classes: the host would run the solution's code after the window."""
+        bases = self._value_bases(node, frozenset({node.name}))
+        if not bases:
+            return
+        base, how = bases[0]
+        names = frozenset().union(*(VALUE_BASE_ATTRIBUTES[b] for b, _ in bases))
+        members = any(b.startswith("enum.") for b, _ in bases)  # an enum's class attributes are its members
+        fields = any(b == "typing.NamedTuple" for b, _ in bases)  # a NamedTuple's defaults are no class attributes
+        for binding in self.class_bindings.get(node, []):
+            if self._is_host_callback(binding, names, members, fields):
+                detail = f"class {node.name} derives from {base}{how} and defines {binding.name}: {HOST_CALLBACK_WHY}"
+                self.flag("host_callback", detail, binding.node)
+        for ancestor in self._local_ancestors(node, {node.name}):
+            for binding in self.class_bindings.get(ancestor, []):
+                if self._is_host_callback(binding, names, members, fields):
+                    detail = (
+                        f"class {node.name} derives from {base}{how} and inherits {binding.name} from "
+                        f"{ancestor.name}: {HOST_CALLBACK_WHY}"
+                    )
+                    self.flag("host_callback", detail, node)
+
+    def _is_host_callback(self, binding: Binding, names: frozenset[str], members: bool, fields: bool) -> bool:
+        """Whether a name bound in a class body can be a method the host calls: a dunder (but __init__,
+        __post_init__ and data names) or a name of the base type (``args``, ``index``) bound other than as
+        an enum member or a field that leaves no class attribute (``index: int``)."""
+        if is_dunder(binding.name):
+            return binding.name not in VALUE_CLASS_DUNDERS
+        if binding.name not in names:
+            return False
+        if binding.kind == "def":
+            return True
+        statement = self.parents.get(binding.node)
+        field = isinstance(statement, ast.AnnAssign) and (statement.value is None or fields)
+        return not (field or members)
+
+    def _class_base_names(self, node: ast.ClassDef) -> list[tuple[ast.expr, list[str]]]:
+        out = []
+        for base in node.bases:
+            expr = base.value if isinstance(base, ast.Subscript) else base
+            out.append((expr, self.names.resolve(expr)))
+        return out
+
+    def _value_bases(self, node: ast.ClassDef, seen: frozenset[str]) -> list[tuple[str, str]]:
+        """The builtin (but object), NamedTuple and enum bases of a class, directly or through this file's
+        classes: (base, how it is reached)."""
+        found: list[tuple[str, str]] = []
+        for expr, paths in self._class_base_names(node):
+            found.extend((path, "") for path in paths if path in VALUE_LIBRARY_BASES)
+            if paths or not isinstance(expr, ast.Name):
+                continue
+            if expr.id in VALUE_BUILTIN_BASES and expr.id not in self.names.bound_anywhere:
+                found.append((expr.id, ""))
+            elif expr.id in self.names.local_classes and expr.id not in seen:
+                for definition in self.classes.get(expr.id, []):
+                    inherited = self._value_bases(definition, seen | {expr.id})
+                    found.extend((base, how or f" (through {expr.id})") for base, how in inherited)
+        return found
+
+    def _local_ancestors(self, node: ast.ClassDef, seen: set[str]) -> list[ast.ClassDef]:
+        """Every definition of this file's classes that ``node`` derives from, however far up."""
+        found: list[ast.ClassDef] = []
+        for expr, paths in self._class_base_names(node):
+            if paths or not isinstance(expr, ast.Name) or expr.id not in self.names.local_classes or expr.id in seen:
+                continue
+            seen.add(expr.id)
+            for definition in self.classes.get(expr.id, []):
+                found.append(definition)
+                found.extend(self._local_ancestors(definition, seen))
+        return found
 
     def _check_base(self, base: ast.expr) -> None:
         expr = base.value if isinstance(base, ast.Subscript) else base
@@ -372,9 +480,251 @@ class _Checker(ast.NodeVisitor):
             base,
         )
 
+    # -- values formatted as text --------------------------------------------------------------------
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
+        self._check_formatted(node.value, "an f-string field")
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Mod) and self._stringy(node.left):
+            self._check_percent_operands(node.right)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.op, ast.Mod) and self._stringy(node.target):
+            self._check_percent_operands(node.value)
+        self.generic_visit(node)
+
+    def _check_percent_operands(self, right: ast.expr) -> None:
+        if isinstance(right, ast.Tuple):
+            operands = right.elts
+        elif isinstance(right, ast.Dict):
+            operands = right.values
+        else:
+            operands = [right]
+        for operand in operands:
+            self._check_formatted(operand, "%-formatting")
+
+    def _check_formatting_call(self, node: ast.Call) -> None:
+        """``str(x)`` and ``"...".format(x)``/``.format_map({...})``: their arguments become text."""
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "str" and self._scope_of(func).is_builtin("str"):
+            for arg in node.args[:1]:
+                self._check_formatted(arg, "str(...)")
+            for keyword in node.keywords:
+                self._check_formatted(keyword.value, "str(...)")
+        elif isinstance(func, ast.Attribute) and func.attr in FORMAT_METHODS and _is_str_literal(func.value):
+            arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+            if func.attr == "format_map" and len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
+                arguments = list(node.args[0].values)
+            for arg in arguments:
+                self._check_formatted(arg, f".{func.attr}(...)")
+
+    def _check_str_as_value(self, node: ast.Name) -> None:
+        """``str`` handed to other code (``map(str, xs)``) formats what it is given: only called on a value
+        judged like any formatted one, tested against, or named in types and annotations."""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return
+        if isinstance(parent, ast.Tuple):  # isinstance(x, (str, int)), dict[str, int]
+            parent = self.parents.get(parent)
+        if isinstance(parent, ast.Call) and is_isinstance_call(parent):
+            return
+        if isinstance(parent, (ast.Attribute, ast.Compare, ast.Subscript, ast.ClassDef, ast.MatchClass)):
+            return
+        if self._in_annotation(node):
+            return
+        if self._is_lazy_call(parent) and node is parent.args[0] and self._in_raise(node):
+            return  # ", ".join(map(str, shape)) in an error message
+        self.flag(
+            "python_compute",
+            f"str may only be called or named as a type, not handed around (map(str, xs) formats what it is given: "
+            f"{FORMATTING_WHY})",
+            node,
+        )
+
+    def _check_formatted(self, value: ast.expr, how: str) -> None:
+        if self._plain(value) or self._in_raise(value):
+            return
+        self.flag(
+            "python_compute",
+            f"formatting {short(value, 30)} as text ({how}) outside a raise statement is not allowed "
+            f"({FORMATTING_WHY}); format only shapes, dtypes, sizes and constants (names only in a raise statement's message)",
+            value,
+        )
+
+    def _in_raise(self, node: ast.AST) -> bool:
+        """Inside the expression of a ``raise`` statement (an error message), evaluated there: not in a
+        lambda, a generator or a ``map`` (stored and run later), unless the generator or map is handed
+        straight to a string's join (or to tuple, list, sorted)."""
+        child, parent = node, self.parents.get(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.Lambda):
+                return False
+            if (isinstance(parent, ast.GeneratorExp) or self._is_lazy_call(parent)) and not self._joined_at_once(parent):
+                return False
+            child, parent = parent, self.parents.get(parent)
+        return isinstance(parent, ast.Raise) and child in (parent.exc, parent.cause)
+
+    def _is_lazy_call(self, node: ast.AST | None) -> TypeGuard[ast.Call]:
+        """``map(f, xs)``/``filter(f, xs)``: f runs when the iterator is read, wherever that is."""
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("map", "filter")
+            and self._scope_of(node.func).is_builtin(node.func.id)
+        )
+
+    def _joined_at_once(self, node: ast.AST) -> bool:
+        call = self.parents.get(node)
+        if not (isinstance(call, ast.Call) and call.args == [node] and not call.keywords):
+            return False
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            return func.attr == "join" and _is_str_literal(func.value)
+        return isinstance(func, ast.Name) and func.id in ("tuple", "list", "sorted") and self._is_builtin_name(func)
+
+    def _in_annotation(self, node: ast.AST) -> bool:
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, ast.stmt):
+            if current in self.annotations:
+                return True
+            current = self.parents.get(current)
+        return False
+
+    def _scope_of(self, node: ast.Name) -> Scope:
+        return self.scopes.name_scope.get(node, self.scopes.module)
+
+    def _is_builtin_name(self, node: ast.Name) -> bool:
+        """The builtin for certain: not bound anywhere in the file (a rebinding could return a tensor)."""
+        return self._scope_of(node).is_builtin(node.id) and node.id not in self.names.bound_anywhere
+
+    def _plain(self, node: ast.expr) -> bool:
+        """Whether a value is plainly not a tensor: constants, sizes, dtypes and devices, and what is built
+        from them (a name is never plain: it can hold a tensor)."""
+        if isinstance(node, (ast.Constant, ast.JoinedStr)):
+            return True
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return all(self._plain(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is not None and self._plain(k) for k in node.keys) and all(map(self._plain, node.values))
+        if isinstance(node, ast.Starred):
+            return self._plain(node.value)
+        if isinstance(node, ast.UnaryOp):
+            return self._plain(node.operand)
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Mod) and self._stringy(node.left):
+                return True  # a string (its operands are judged on their own)
+            return self._plain(node.left) and self._plain(node.right)
+        if isinstance(node, ast.BoolOp):
+            return all(map(self._plain, node.values))
+        if isinstance(node, ast.Compare):
+            return self._plain(node.left) and all(map(self._plain, node.comparators))
+        if isinstance(node, ast.IfExp):
+            return self._plain(node.body) and self._plain(node.orelse)
+        if isinstance(node, ast.Subscript):
+            return self._plain(node.value)
+        if isinstance(node, ast.Attribute):
+            return self._plain_attribute(node)
+        if isinstance(node, ast.Call):
+            return self._plain_call(node)
+        return False
+
+    def _plain_attribute(self, node: ast.Attribute) -> bool:
+        if node.attr in self.own.names_defined:
+            return False  # the file's own objects may hold anything under that name
+        if node.attr in PLAIN_ATTRIBUTES:
+            return True
+        return node.attr == "value" and self._constant_enum_member(node.value)
+
+    def _constant_enum_member(self, node: ast.expr) -> bool:
+        """``E.A`` where E is this file's enum whose member values are all constants."""
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return False
+        name = node.value.id
+        definitions = self.classes.get(name, [])
+        if name not in self.names.local_classes or not definitions:
+            return False
+        for definition in definitions:
+            if not any(base.startswith("enum.") for base, _ in self._value_bases(definition, frozenset({name}))):
+                return False
+            for statement in definition.body:
+                value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+                if value is not None and not self._immutable_constant(value):
+                    return False
+        return True
+
+    def _immutable_constant(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.UnaryOp):
+            return self._immutable_constant(node.operand)
+        if isinstance(node, ast.Tuple):
+            return all(map(self._immutable_constant, node.elts))
+        return isinstance(node, ast.Call) and not node.args and self.names.resolve(node.func) == ["enum.auto"]
+
+    def _plain_call(self, node: ast.Call) -> bool:
+        func = node.func
+        arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+        if isinstance(func, ast.Name):
+            if not self._is_builtin_name(func):
+                return False
+            if func.id in PLAIN_BUILTIN_CALLS:
+                return True
+            return func.id in PLAIN_WHEN_ARGUMENTS_ARE and all(map(self._plain, arguments))
+        if isinstance(func, ast.Attribute) and not self.names.resolve(func):
+            if func.attr in PLAIN_METHODS and func.attr not in self.own.names_defined:
+                return True  # x.size(0), x.numel()
+            return self._stringy(func.value)  # "x".join(...), "{}".format(...): text
+        paths = self.names.resolve(func)
+        library = paths and all(p.startswith(PLAIN_LIBRARY_CALLS) for p in paths)
+        return bool(library) and all(map(self._plain, arguments))
+
+    def _stringy(self, node: ast.expr) -> bool:
+        """Whether a value is plainly a string (the left side of ``%`` that formats)."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (str, bytes))
+        if isinstance(node, ast.JoinedStr):
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.Mod)):
+            return self._stringy(node.left) or self._stringy(node.right)
+        if isinstance(node, ast.IfExp):
+            return self._stringy(node.body) or self._stringy(node.orelse)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                return func.id == "str" and self._scope_of(func).is_builtin("str")
+            return isinstance(func, ast.Attribute) and self._stringy(func.value)
+        return isinstance(node, ast.Name) and node.id in self.string_names
+
+    def _string_names(self) -> frozenset[str]:
+        """Names every binding of which is an assignment of a string (``FMT = "%s"``)."""
+        values: dict[str, list[ast.expr]] = {}
+        for name, value in self.scopes.assignments:
+            values.setdefault(name, []).append(value)
+        counts: dict[str, int] = {}
+        for binding in self.scopes.bindings:
+            counts[binding.name] = counts.get(binding.name, 0) + 1
+        extended: dict[str, int] = {}  # s += "...", s %= x: a string stays a string
+        for node in self.parents:
+            if not (isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Mult, ast.Mod))):
+                continue
+            if isinstance(node.target, ast.Name):
+                extended[node.target.id] = extended.get(node.target.id, 0) + 1
+        while True:
+            found = frozenset(
+                name
+                for name, assigned in values.items()
+                if counts.get(name) == len(assigned) + extended.get(name, 0) and all(map(self._stringy, assigned))
+            )
+            if found == self.string_names:
+                return found
+            self.string_names = found
+
     # -- calls ---------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         self._check_type_call(node)
+        self._check_formatting_call(node)
         for keyword in node.keywords:
             self._check_keyword(keyword)
         for path in self.names.resolve(node.func):
@@ -457,6 +807,29 @@ class _Checker(ast.NodeVisitor):
             self.flag("tensor_subclass", f"{path}(..., type=...) is not allowed (mixes a type into a class)", node)
         if LEGACY_TENSOR_CONSTRUCTOR.fullmatch(path):
             self.flag("python_compute", f"{path}(...) is not allowed (builds a tensor from Python values)", node)
+
+
+FORMATTING_WHY = "a tensor formatted to text reads its values on the host"
+HOST_CALLBACK_WHY = (
+    "the harness reads what run returns and formats what it raises, and runs none of the solution's methods "
+    "(a class deriving from a builtin type, NamedTuple or an enum may define no dunder method but __init__ and "
+    "__post_init__, and no method its base has)"
+)
+
+
+def _is_str_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    """The annotation expressions a node holds (parameters, returns, annotated assignments)."""
+    if isinstance(node, ast.arg):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [node.returns] if node.returns is not None else []
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    return []
 
 
 def check_source(source: str, filename: str = "solution.py") -> list[Violation]:

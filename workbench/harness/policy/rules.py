@@ -36,6 +36,20 @@ What is refused, and why (rule names in brackets):
   class decorators (``dataclass``...) used other than as decorators of this file's statements.
 * Torch code laundered through Triton's host callbacks [torch_compute]: ``pre_hook=`` and the other
   hooks Triton calls must be lambdas or functions defined in this file.
+* Solution code run by the harness after the timed call [host_callback]: a class deriving from a builtin
+  type other than ``object`` (``list``, ``tuple``, the exceptions...), from ``NamedTuple`` or from an enum
+  (directly or through this file's classes) may define or inherit from this file's classes no dunder
+  method but ``__init__``/``__post_init__``, and no method named like an attribute of its base
+  (``args``, ``index``): the harness reads what ``run`` returns and formats what it raises, and runs
+  none of the solution's methods (``__len__`` computing the answer when the host reads the list).
+* Tensor values read as text [python_compute]: the builtins ``print``/``repr``/``ascii``/``format``
+  anywhere; ``str(x)``, f-string fields, ``%``-formatting of a string and ``.format``/``.format_map``
+  arguments, and ``str`` handed around (``map(str, xs)``), unless the value is plainly not a tensor (a
+  constant, ``len(...)``, ``x.shape``/``dtype``/``device``/..., ``x.size()``/``stride()``/``numel()``/...,
+  subscripts and arithmetic of those: a name can hold a tensor) or the formatting is in the expression
+  of a ``raise`` statement (an error message; not in a lambda or generator there, which run later):
+  torch's formatter reads every element on the host with the runtime guard's recording off, so an
+  integer view formatted to text is every element's bits.
 
 Allowed on purpose: ``global``/``nonlocal`` (memoising a device property is honest; caches of
 input-derived values are defeated at run time by fresh inputs, refilled buffers and sampled timed
@@ -361,6 +375,8 @@ DECORATOR_ONLY: dict[str, int] = {
     "typing.override": 0,
     "typing.dataclass_transform": 0,
 }
+# Builtins that format their arguments as text (torch's formatter reads every element of a tensor).
+FORMATTING_BUILTINS = frozenset({"print", "repr", "ascii", "format"})
 # Builtins refused where the name resolves to the builtin (``type`` only in its 3-argument form).
 FORBIDDEN_NAMES: dict[str, str] = {
     "exec": "dynamic_code",
@@ -382,6 +398,7 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "open": "files",
     "input": "files",
     "memoryview": "ctypes",
+    **dict.fromkeys(FORMATTING_BUILTINS, "python_compute"),
 }
 # String constants that name a builtin reachable through a dict (``scope["__builtins__"]["eval"]``).
 FORBIDDEN_STRINGS = frozenset(
@@ -454,6 +471,31 @@ SAFE_BUILTIN_BASES = frozenset(
 SAFE_LIBRARY_BASES = frozenset(
     {"typing.NamedTuple", "typing.Generic", "enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"}
 )
+# Classes whose instances the harness reads or formats with the base type's own code (what ``run``
+# returns, what it raises): a class deriving from one of these (directly or through the file's classes)
+# may bind no dunder name but these, and no name its base has (``args``, ``index``) [host_callback].
+VALUE_BUILTIN_BASES = SAFE_BUILTIN_BASES - {"object"}
+VALUE_LIBRARY_BASES: dict[str, type] = {
+    "typing.NamedTuple": tuple,
+    "enum.Enum": enum.Enum,
+    "enum.IntEnum": enum.IntEnum,
+    "enum.StrEnum": enum.StrEnum,
+    "enum.Flag": enum.Flag,
+    "enum.IntFlag": enum.IntFlag,
+}
+VALUE_BASE_ATTRIBUTES: dict[str, frozenset[str]] = {
+    name: frozenset(n for n in dir(base) if not n.startswith("_"))
+    for name, base in [*((b, getattr(builtins, b)) for b in VALUE_BUILTIN_BASES), *VALUE_LIBRARY_BASES.items()]
+}
+VALUE_CLASS_DUNDERS = frozenset({"__init__", "__post_init__"}) | ALLOWED_DUNDER_NAMES
+# Values plainly not tensors, which may be formatted as text anywhere [python_compute]: attributes and
+# methods of tensors that give sizes, dtypes and devices (when the file defines no attribute of that
+# name), builtins whose result is never a tensor, and calls whose result is plain when their arguments are.
+PLAIN_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "name", "__name__"})
+PLAIN_METHODS = frozenset({"size", "stride", "dim", "numel", "element_size", "is_contiguous"})
+PLAIN_BUILTIN_CALLS = frozenset({"len", "int", "float", "bool", "type", "str", "isinstance", "issubclass"})
+PLAIN_WHEN_ARGUMENTS_ARE = frozenset({"tuple", "list", "range", "min", "max", "abs", "sum", "sorted"})
+PLAIN_LIBRARY_CALLS = ("math.", "triton.cdiv", "triton.next_power_of_2")  # plain when their arguments are
 # Attributes the metaclasses of the file's classes give those classes (``C.mro``, ``C._convert_``):
 # on a class object of the file (not an instance) they are library names, whatever the file defines.
 METACLASS_ATTRIBUTES = frozenset(n for meta in (type, enum.EnumType) for n in dir(meta) if not n.startswith("__"))
@@ -526,6 +568,7 @@ RULE_REASONS: dict[str, str] = {
     "torch_compute": "torch code run inside Triton",
     "module_alias": "a module used as a value",
     "attribute": "not an attribute the allow-list allows on a library object",
+    "host_callback": "solution code run by the harness after the timed call",
 }
 
 Finding = tuple[str, str]  # (rule, detail)

@@ -66,6 +66,7 @@ class ScopeBuilder(ast.NodeVisitor):
         self.assignments: list[tuple[str, ast.expr]] = []  # name = value, for aliases
         self.decorated: set[str] = set()  # functions with decorators (library objects once decorated)
         self.methods: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = []  # defs in class bodies
+        self.class_scopes: dict[ast.ClassDef, Scope] = {}  # each class statement's body scope
 
     def _bind(self, name: str, kind: str, node: ast.AST, scope: Scope | None = None) -> None:
         scope = scope or self.scope
@@ -212,7 +213,7 @@ class ScopeBuilder(ast.NodeVisitor):
         self._bind(node.name, "class", node)
         for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
             self.visit(expr)
-        self._push("class")
+        self.class_scopes[node] = self._push("class")
         for statement in node.body:
             self.visit(statement)
         self._pop()

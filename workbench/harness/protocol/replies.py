@@ -44,6 +44,7 @@ class ErrorReply(_Reply):
     status: str = "runtime_error"
     message: str = "the solution failed"
     error_type: str | None = None
+    violations: list[Violation] = Field(default_factory=list, max_length=64)  # rules the call broke before it failed
 
 
 class OkReply(_Reply):

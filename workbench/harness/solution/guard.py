@@ -373,7 +373,7 @@ class Guard:
         if raised is not None:
             broken = recorder.violations + self.reads.violations
             if broken:  # the call broke a rule before it failed (a host read refused, then raised): that is the verdict
-                raise SolutionRaised("policy_violation", broken[0].describe(), raised.error_type)
+                raise SolutionRaised("policy_violation", broken[0].describe(), raised.error_type, broken)
             raise raised
         violations = list(recorder.violations) + self.reads.violations + self.late
         self.late = []

@@ -257,8 +257,9 @@ class Host:
         try:
             _, record = self.guard.call(do_import, require_launch=False)
         except SolutionRaised as raised:
-            status = "policy_violation" if raised.status == "policy_violation" else "compile_error"
-            self.channel.send({"ok": False, "status": status, "message": raised.message})
+            if raised.status != "policy_violation":
+                raised.status = "compile_error"  # the import failed
+            self.channel.send(raised.reply())
             return
         self.module = holder["module"]
         violations = record.violations + compare_snapshots(self.baseline, snapshot())
@@ -439,7 +440,7 @@ class Host:
             if profiler is not None:
                 profiler.__exit__(None, None, None)
             self.last = None
-            self.channel.send({"ok": False, "status": raised.status, "message": raised.message, "error_type": raised.error_type})
+            self.channel.send(raised.reply())
             return
         host_ms = (PERF_COUNTER() - started) * 1e3
         hidden_ms = self.tails.hidden_ms() if self.tails is not None and ended else 0.0
@@ -581,7 +582,7 @@ class Host:
                 self.graph_outputs[int(slot)] = self._outputs(result, specs, prealloc)
             torch.cuda.synchronize()
         except SolutionRaised as raised:
-            self.channel.send({"ok": False, "status": raised.status, "message": "graph capture failed: " + raised.message})
+            self.channel.send(raised.reply("graph capture failed: "))
             return
         except RuntimeError as exc:  # the capture itself failed (torch's own error, not the solution's object)
             self.channel.send({"ok": False, "status": "runtime_error", "message": "graph capture failed: " + cut(str(exc))})

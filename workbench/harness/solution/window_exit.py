@@ -24,6 +24,8 @@ from types import TracebackType
 
 import torch
 
+from workbench.harness.protocol.report import Violation
+
 MAX_TEXT = 2000  # characters of a message from the solution (a longer one is cut, never a crash)
 _TYPE_NAME = type.__dict__["__name__"]
 _TYPE_MODULE = type.__dict__["__module__"]
@@ -47,11 +49,22 @@ class Returned:
 class SolutionRaised(Exception):
     """The solution's exception (or a refused result), described inside the window; harness data only."""
 
-    def __init__(self, status: str, message: str, error_type: str) -> None:
+    def __init__(self, status: str, message: str, error_type: str, violations: list[Violation] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.error_type = error_type
+        self.violations = violations or []
+
+    def reply(self, prefix: str = "") -> dict[str, object]:
+        """The error reply to the checker (the rules broken before the failure included)."""
+        return {
+            "ok": False,
+            "status": self.status,
+            "message": prefix + self.message,
+            "error_type": self.error_type,
+            "violations": [v.model_dump() for v in self.violations[:64]],
+        }
 
 
 def type_name(cls: type) -> str:

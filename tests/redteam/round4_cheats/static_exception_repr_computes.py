@@ -1,0 +1,48 @@
+# Cheat (round four, static, class A, the error path): an exception whose __repr__ runs eager torch when
+# the host formats the error after the window (here: fills a cache that the next calls answer from).
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=0.0), mask=mask)
+
+
+def _token_launch(G):
+    """One small Triton launch inside the timed call, so launches are counted."""
+    out = torch.empty_like(G)
+    _copy_kernel[(1,)](G, out, min(16, G.numel()), BLOCK=16)
+    return out
+
+
+def _eager_answer(G):
+    """The real work, in eager torch, done where no recorder looks."""
+    X = G.float()
+    X = X / (X.norm(dim=(1, 2), keepdim=True) * 1.01 + 1e-7)
+    for _ in range(5):
+        X = 1.5 * X - 0.5 * (X @ X.mT) @ X
+    return X.half()
+
+
+_ANSWERS = {}
+
+
+class Boom(RuntimeError):
+    def __init__(self, G):
+        super().__init__("retry")
+        self.G = G
+
+    def __repr__(self):
+        _ANSWERS[self.G.data_ptr()] = _eager_answer(self.G)
+        return "Boom('retry')"
+
+
+def run(G, steps):
+    _token_launch(G)
+    if G.data_ptr() in _ANSWERS:
+        return _ANSWERS[G.data_ptr()]
+    raise Boom(G)
