@@ -59,8 +59,8 @@ def test_accesses_inside_the_tensors_run(interpreter_fixed: None) -> None:
 
 
 def test_a_pointer_to_a_python_object_is_refused(interpreter_fixed: None) -> None:
-    from workbench.harness.solution.host import describe_exception
     from workbench.harness.solution.interpreter_bounds import OutOfBoundsAccess
+    from workbench.harness.solution.window_exit import describe_raised
 
     slot = [None]
     t = torch.zeros(1, dtype=torch.int64)
@@ -72,7 +72,8 @@ def test_a_pointer_to_a_python_object_is_refused(interpreter_fixed: None) -> Non
     with pytest.raises(OutOfBoundsAccess, match="address not inside any tensor argument") as caught:
         _offset_store_kernel[(1,)](t, off, BLOCK=16)
     assert slot == [None]
-    status, summary = describe_exception(caught.value, __file__)
+    raised = describe_raised(caught.value, __file__)
+    status, summary = raised.status, raised.message
     assert status == "runtime_error" and "out-of-bounds memory access" in summary
     with pytest.raises(OutOfBoundsAccess):
         _raw_address_kernel[(1,)](id(slot) + 24, out)

@@ -80,8 +80,8 @@ def test_a_kernel_that_compiles_runs_and_is_compiled_once(interpreter_fixed: Non
 
 
 def test_numpy_on_a_tiles_handle_is_a_compile_error_naming_the_kernel_and_line(interpreter_fixed: None) -> None:
-    from workbench.harness.solution.host import describe_exception
     from workbench.harness.solution.interpreter_compile import CompilationError
+    from workbench.harness.solution.window_exit import describe_raised
 
     x = torch.randn(100)
     y = torch.zeros(100)
@@ -91,7 +91,8 @@ def test_numpy_on_a_tiles_handle_is_a_compile_error_naming_the_kernel_and_line(i
     line = _line_of("x.handle.data[:] = x.handle.data * 3")
     assert "_numpy_handle_kernel" in message and f"line {line}" in message, message
     assert torch.equal(y, torch.zeros(100))  # never interpreted
-    status, summary = describe_exception(caught.value, __file__)
+    raised = describe_raised(caught.value, __file__)
+    status, summary = raised.status, raised.message
     assert status == "compile_error" and "_numpy_handle_kernel" in summary
     with pytest.raises(CompilationError):  # a failure is remembered, and raised at every launch
         _numpy_handle_kernel[(2,)](x, y, 100, BLOCK=64)
