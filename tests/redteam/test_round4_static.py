@@ -1,9 +1,10 @@
 """Integrity, round four, the static layer: solution code the host runs after the timed window, and tensor
 values read as text, refused by the policy before anything runs (no evaluation).
 
-Each cheat in round4_cheats/static_*.py is a complete small solution (its own imports, a token Triton
-launch, a run) that the policy of round three accepted. The runtime guard is the layer that must hold on
-its own (round4_cheats/ without the prefix); this is defence in depth, with line-precise reasons.
+Each cheat is round4_cheats/_static_core.py (imports, a token Triton launch, the answer in eager torch)
+followed by its own round4_cheats/static_*.py: together a complete small solution that the policy of round
+three accepted. The runtime guard is the layer that must hold on its own (round4_cheats/ without the
+prefix); this is defence in depth, with line-precise reasons.
 """
 
 from __future__ import annotations
@@ -40,10 +41,21 @@ EXPECTED: dict[str, str] = {
 }
 
 
+def solution_text(cheat: str) -> str:
+    """The whole solution: the shared core, then the cheat's own part."""
+    return (CHEATS / "_static_core.py").read_text() + "\n\n" + (CHEATS / f"{cheat}.py").read_text()
+
+
+def test_the_shared_core_alone_is_accepted() -> None:
+    """What the cheats share is refused by nothing: each refusal comes from the cheat's own part."""
+    core = (CHEATS / "_static_core.py").read_text() + "\n\ndef run(G, steps):\n    return _token_launch(G)\n"
+    assert check_source(core, "core.py") == []
+
+
 @pytest.mark.parametrize("cheat", sorted(EXPECTED))
 def test_policy_refuses_round4_static_cheat(cheat: str) -> None:
     path = CHEATS / f"{cheat}.py"
-    violations = check_source(path.read_text(), str(path))
+    violations = check_source(solution_text(cheat), str(path))
     # the new rule is what refuses each of them: nothing else in the file is refused
     assert {v.rule for v in violations} == {EXPECTED[cheat]}, violations
     assert all(v.line for v in violations), violations
