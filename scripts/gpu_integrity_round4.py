@@ -1,6 +1,6 @@
 """The round-four integrity figures on a GPU (docs/harness.md, "Round four on the GPU"), one device call.
 
-    python3 scripts/gpu_integrity_round4.py OUT_DIR [--repeats 10] [--load 3] [--before DIR]
+    python3 scripts/gpu_integrity_round4.py OUT_DIR [--repeats 10] [--load 3] [--before DIR] [--skip-times | --only-times]
 
 Cases, each evaluated `--repeats` times alone and as often beside `--load` concurrent evaluations of the
 rmsnorm_bwd expert on the same GPU (background `d2k-workbench eval` loops):
@@ -175,6 +175,7 @@ def main() -> int:
     parser.add_argument("--load", type=int, default=3)
     parser.add_argument("--before", type=Path, default=None, help="a checkout of the landed tree, for the time comparison")
     parser.add_argument("--skip-times", action="store_true")
+    parser.add_argument("--only-times", action="store_true", help="only the expert evaluation times (no attack cases)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     scratch = Path("/tmp/round4-gpu")
@@ -192,7 +193,7 @@ def main() -> int:
     pool = CheckerPool()
     stop = scratch / "stop"
     try:
-        for condition in ("alone", f"beside {args.load}"):
+        for condition in () if args.only_times else ("alone", f"beside {args.load}"):
             stop.unlink(missing_ok=True)
             loaders = background(args.load, stop) if condition != "alone" else []
             if loaders:

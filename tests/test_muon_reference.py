@@ -68,3 +68,16 @@ def test_inputs_are_deterministic_bf16_and_nonzero() -> None:
     assert a["steps"] == 5 and a["G"].dtype == torch.bfloat16 and a["G"].is_contiguous()
     assert torch.equal(a["G"], b["G"]) and not torch.equal(a["G"], c["G"])
     assert bool((a["G"].float().flatten(1).norm(dim=1) > 0).all())
+
+
+def test_the_oracle_in_chunks_of_matrices_equals_the_whole_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """exact() runs a few matrices at a time so its scratch stays bounded on the largest batches; each
+    matrix's result is the one the whole batch gives, and a bad `steps` is still refused first."""
+    G = torch.randn(5, 16, 48).bfloat16()
+    whole = reference.exact(G, 5)
+    monkeypatch.setattr(reference, "EXACT_CHUNK_ELEMENTS", 2 * 16 * 48)  # chunks of 2, 2 and 1 matrices
+    cut = reference.exact(G, 5)
+    assert torch.equal(cut, whole)
+    assert cut.is_contiguous()
+    with pytest.raises(ValueError, match="steps must be 5"):
+        reference.exact(G, 4)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, cast
 
+import pytest
 import torch
 
 from workbench.harness.solution.host import Host
@@ -52,3 +53,16 @@ def test_a_malformed_request_is_still_answered() -> None:
     Host(cast("Channel", wire)).serve()
     assert [r["ok"] for r in wire.replies] == [False, False]
     assert "bad request" in wire.replies[0]["message"] and "unknown request" in wire.replies[1]["message"]
+
+
+def test_release_reports_the_device_memory_peak_the_checker_reads() -> None:
+    """`release` answers with the process's device-memory peak (0 on a CPU), in the shape the checker parses:
+    `bench tasks` shows it per workload beside the checker's own peak."""
+    from workbench.harness.protocol.replies import ProtocolViolation, ReleaseReply, parse
+
+    wire = RecordingWire([({"op": "release"}, 0)])
+    Host(cast("Channel", wire)).serve()
+    assert parse(ReleaseReply, wire.replies[0]).peak_bytes == 0
+    for forged in ({"ok": True}, {"ok": True, "peak_bytes": -1}, {"ok": True, "peak_bytes": "1"}):
+        with pytest.raises(ProtocolViolation):
+            parse(ReleaseReply, forged)

@@ -214,6 +214,9 @@ def _evaluate(
         # not passed until every check of the workload has run (an escaping exception leaves it failed)
         result = WorkloadResult(name=name, status="harness_error", message=UNFINISHED)
         result.breakdown = checker.breakdown  # the same dict: filled as the workload runs
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        solution.take_peak()
         report.workloads.append(result)
         results.write(report, complete=False, current=name)
         try:
@@ -280,6 +283,8 @@ def _evaluate(
             solution.release()
         except SolutionFailure:
             break
+        finally:
+            record_peaks(result, device, solution)
     solution.close()  # the reference is timed with no solution process alive
     for checker, result, method in pending:
         if result.status != "passed":
@@ -295,6 +300,14 @@ def _evaluate(
     if report.violations and not message:
         message = report.violations[0].describe()
     return finish(status, message)
+
+
+def record_peaks(result: WorkloadResult, device: torch.device, solution: RemoteSolution) -> None:
+    """Each process's most allocated device memory while the workload ran (MiB; nothing on a CPU)."""
+    solution_peak = solution.take_peak()
+    if device.type == "cuda":
+        result.checker_peak_mib = torch.cuda.max_memory_allocated(device) / 2**20
+        result.solution_peak_mib = solution_peak / 2**20
 
 
 class TimedCallSampler:

@@ -30,6 +30,7 @@ from workbench.harness.protocol.replies import (
     OutputDescription,
     ProtocolViolation,
     RecheckReply,
+    ReleaseReply,
     ViolationsReply,
     cut_message,
     parse,
@@ -79,6 +80,7 @@ class RemoteSolution:
     output_tail: list[str] = field(default_factory=list)
     device_in_process: torch.device | None = None  # how the process names its device (cuda:0 on a GPU)
     private_dir: Path | None = None  # the unsandboxed process's own HOME, TMPDIR and Triton cache (close() removes it)
+    peak_bytes: int = 0  # the most device memory the process reported at a release since take_peak()
 
     # -- process --------------------------------------------------------------------------------
     def start(self, launched: Launched | None = None) -> None:
@@ -337,9 +339,19 @@ class RemoteSolution:
         parsed: RecheckReply = self._parse(RecheckReply, reply)
         return parsed.changed, parsed.kept
 
-    def release(self) -> None:
+    def release(self) -> int:
+        """Have the process drop what it kept for the workload; the most device memory it had allocated since
+        the previous release (bytes, as the process's harness side reports it: a figure, not a verdict)."""
         reply, _ = self.request({"op": "release"})
-        self._parse(OkReply, reply)
+        parsed: ReleaseReply = self._parse(ReleaseReply, reply)
+        peak = parsed.peak_bytes
+        self.peak_bytes = max(self.peak_bytes, peak)
+        return peak
+
+    def take_peak(self) -> int:
+        """The most device memory the process reported at any release since the last take (bytes); starts over."""
+        peak, self.peak_bytes = self.peak_bytes, 0
+        return peak
 
     def capture(self, slots: list[int], outputs: list[dict[str, Any]]) -> list[Violation]:
         reply, _ = self.request({"op": "capture", "slots": slots, "outputs": outputs})

@@ -63,6 +63,12 @@ class ViolationsReply(OkReply):
     violations: list[Violation] = []
 
 
+class ReleaseReply(OkReply):
+    """`release`: the most device memory the process had allocated since the previous release (bytes; 0 on a CPU)."""
+
+    peak_bytes: StrictInt = Field(ge=0)
+
+
 class OutputDescription(_Reply):
     """One output of a call as the solution process describes it (`kind` other than "tensor": not a tensor)."""
 

@@ -102,6 +102,11 @@ class WorkloadResult(BaseModel):
     # the Triton kernels the solution's calls launched on this workload: per kernel name, the most launches
     # in one call (as the solution process's launch hook counted them; the judge is shown them)
     kernels: dict[str, int] = {}
+    # the most device memory each process held allocated at once while the workload ran (torch's caching
+    # allocator, MiB): the checker's own (inputs, oracle, comparisons) and the solution process's as its
+    # harness side reports it (the solution's inputs, outputs and whatever its kernels allocated); None on a CPU
+    checker_peak_mib: float | None = None
+    solution_peak_mib: float | None = None
 
     @property
     def latency_ms(self) -> float | None:

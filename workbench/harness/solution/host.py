@@ -563,9 +563,12 @@ class Host:
         self.graph_outputs.clear()
         if self.guard is not None:
             self.guard.collect_all()
+        peak = 0
         if self.device.type == "cuda":
+            peak = torch.cuda.max_memory_allocated(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
             torch.cuda.empty_cache()
-        self.channel.send({"ok": True})
+        self.channel.send({"ok": True, "peak_bytes": peak})
 
     def capture(self, message: dict[str, Any], _: list[torch.Tensor]) -> None:
         """CUDA-graph capture of one call per slot (timing mode `graph`), run under the guard."""

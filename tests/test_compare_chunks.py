@@ -1,0 +1,68 @@
+"""The comparison's verdict and figures do not depend on how it is cut into blocks: the checker compares
+outputs of billions of elements in bounded float64 blocks (harness/checker/compare.py) and must reach the
+verdict a whole-tensor comparison reaches, on passing and failing outputs, NaN/Inf included (its figures
+to the last bits that summing in another order changes)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from workbench.catalog.task import CompareRule
+from workbench.harness.checker.compare import compare, relative_errors
+
+RULES = {
+    "per_matrix": CompareRule(matrix_rel_fro=1e-2),
+    "with_reference": CompareRule(matrix_rel_fro=1e-3, reference_error_factor=2.0),
+    "mean": CompareRule(matrix_rel_fro=1e-2, reference_error_factor=2.0, aggregate="mean"),
+    "elementwise": CompareRule(atol=1e-3, rtol=1e-3),
+    "both": CompareRule(atol=1e-2, rtol=1e-2, matrix_rel_fro=5e-3),
+}
+
+
+def outputs(kind: str, shape: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(hash((kind, shape)) % 2**31)
+    oracle = torch.randn(shape, generator=g, dtype=torch.float64)
+    reference = (oracle + 2e-3 * torch.randn(shape, generator=g, dtype=torch.float64)).half()
+    out = oracle.float() + {"close": 1e-4, "far": 3e-2}.get(kind, 0.0) * torch.randn(shape, generator=g)
+    if kind == "nan":
+        out.view(-1)[out.numel() // 2] = math.nan
+    if kind == "one_bad_block":  # one value off near the end: found in whichever block holds it
+        out.view(-1)[max(0, out.numel() - 3)] += 10.0
+    return out, oracle, reference
+
+
+@pytest.mark.parametrize("kind", ["close", "far", "nan", "one_bad_block"])
+@pytest.mark.parametrize("shape", [(), (37,), (3, 5, 7), (2, 40, 33)])
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_blocks_of_any_size_give_the_whole_tensor_verdict(kind: str, shape: tuple[int, ...], rule: str) -> None:
+    out, oracle, reference = outputs(kind, shape)
+    whole = compare(out, oracle, RULES[rule], reference, chunk=1 << 30)
+    for chunk in (1, 7, 64, 1000):  # a block smaller than a matrix, a few rows, several matrices
+        cut = compare(out, oracle, RULES[rule], reference, chunk=chunk)
+        assert cut.ok == whole.ok
+        assert cut.message == whole.message
+        assert (cut.bound is None) == (whole.bound is None)
+        for a, b in ((cut.rel_err, whole.rel_err), (cut.max_abs_err, whole.max_abs_err), (cut.bound or 0, whole.bound or 0)):
+            assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12)
+
+
+def test_the_verdicts_are_the_ones_a_reader_expects() -> None:
+    close, far = outputs("close", (4, 16, 16)), outputs("far", (4, 16, 16))
+    assert compare(close[0], close[1], RULES["per_matrix"], chunk=10).ok
+    failed = compare(far[0], far[1], RULES["per_matrix"], chunk=10)
+    assert not failed.ok
+    assert "4 of 4 matrices exceed the tolerance" in failed.message
+    nan = outputs("nan", (4, 16, 16))
+    assert compare(nan[0], nan[1], RULES["per_matrix"], chunk=10).message == "1 output values are NaN or Inf"
+    bad = outputs("one_bad_block", (4, 16, 16))
+    message = compare(bad[0], bad[1], RULES["elementwise"], chunk=10).message
+    assert message.startswith("1 of 1024 values exceed") and "first at [3, 15, 13]" in message
+
+
+def test_relative_errors_per_matrix_in_blocks() -> None:
+    out, oracle, _ = outputs("far", (3, 20, 20))
+    want = torch.linalg.matrix_norm(out.double() - oracle) / torch.linalg.matrix_norm(oracle)
+    assert torch.allclose(relative_errors(out, oracle, chunk=9), want, rtol=1e-12)
