@@ -47,10 +47,23 @@ def layer_lines(layers: list[str]) -> list[str]:
     return lines
 
 
+def cycle_lines(contract: dict[str, Any]) -> list[str]:
+    ancestors = ", ".join(f"`{m}`" for m in contract["ancestors"])
+    lines = [
+        f"- **{contract['name']}** (`{contract['id']}`): in {ancestors} and every package below it, no two of a"
+        " package's modules or subpackages import each other, directly or through any chain."
+    ]
+    lines += [f"  Not yet checked inside: `{skipped}`." for skipped in contract.get("skip_descendants", [])]
+    return lines
+
+
 def contract_lines(contracts: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     for contract in contracts:
         if contract["type"] == "layers":
+            continue
+        if contract["type"] == "acyclic_siblings":
+            lines.extend(cycle_lines(contract))
             continue
         sources = ", ".join(f"`{m}`" for m in contract["source_modules"])
         forbidden = ", ".join(f"`{m}`" for m in contract["forbidden_modules"])

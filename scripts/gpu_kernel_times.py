@@ -1,6 +1,7 @@
 """GPU kernel breakdown of any task's expert: per registered workload, the device time of each kernel the
 expert launches (torch.profiler, CUDA activity, summed over the timed calls) beside the whole call's median
-(scripts/gpu_timing.py: CUDA events, L2 flushed). It says which pass of a multi-kernel expert to work on.
+(the harness's timer, as `bench sweep` uses it: CUDA events, L2 flushed, launch cover). It says which pass of a
+multi-kernel expert to work on.
 
 Run from the repository root on the GPU machine:
     PYTHONPATH=$PWD python3 scripts/gpu_kernel_times.py TASK [WORKLOAD ...] [--calls N] [--solution FILE]
@@ -18,8 +19,9 @@ from pathlib import Path
 from types import ModuleType
 
 import torch
-from gpu_timing import median_ms
 from torch.profiler import ProfilerActivity, profile
+
+from workbench.harness.studies.sweep import Timer
 
 
 def load(path: Path, name: str) -> ModuleType:
@@ -50,11 +52,12 @@ def main() -> None:
     inputs = load(folder / "inputs.py", f"kt_{args.task}_inputs")
     solution = load(args.solution or folder / "expert.py", f"kt_{args.task}_solution")
     print(f"{torch.cuda.get_device_name()}  torch {torch.__version__}")
+    timer = Timer(torch.device("cuda"))
     for workload in spec["workloads"]:
         if args.workloads and workload["name"] not in args.workloads:
             continue
         made = inputs.make_inputs(workload["axes"], 11, "cuda")
-        whole = median_ms(lambda made=made: solution.run(**made))
+        whole = timer.median_ms(solution.run, made)
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for _ in range(args.calls):
                 solution.run(**made)

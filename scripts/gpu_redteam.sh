@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The red team on one GPU: the cheat that hoards device memory runs alone (beside it, other evaluations
 # would run out of memory and be charged for it), then the rest in parallel.
-# Usage on the GPU machine, from the repository root, with the wheels installed (scripts/gpu_timing_check.sh):
+# Usage on the GPU machine, from the repository root, with the wheels of scripts/fetch_device_wheels.sh installed
+# (python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl; PYTHONPATH=/tmp/site:$PWD):
 #   bash scripts/gpu_redteam.sh [WORKERS]
 set -u
 WORKERS=${1:-6}

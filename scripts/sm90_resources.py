@@ -8,7 +8,7 @@ multiprocessor holds at once, the way the CUDA occupancy calculator counts (regi
 units of 256, 64 K registers, 228 KB of shared memory less 1 KB reserved per program, 2,048 threads and 32
 programs at most). `compile_reports` hooks the harness's interpreter compile check (which lowers every
 launched kernel for sm_90 before the interpreter runs it) so that each launch under TRITON_INTERPRET=1 also
-yields such a report. Used by `--ir` in scripts/gpu_ablate_mamba2_ssd.py and scripts/gpu_profile_gated_deltanet.py.
+yields such a report. The register figures of docs/notes/performance-notebook.md came from it (tests/test_sm90_resources.py).
 
 The Triton here may be newer than the GPU machine's (3.6 there): counts can differ by a few registers.
 """

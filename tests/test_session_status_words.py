@@ -44,3 +44,70 @@ def test_how_a_session_ended_in_a_word(events: list[Event], expected: str) -> No
     state, why = word(START, *events)
     assert state == expected
     assert (why != "") == (expected in ("failed", "stopped"))
+
+
+# ---- one rule with the runner's lock (issue 58, item 2) ----------------------------------------------------
+
+
+def _cli(root, *args: str):  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    result = CliRunner().invoke(app, ["session", *args, "--sessions-dir", str(root)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    return result.stdout
+
+
+def test_a_session_being_run_is_running_in_list_show_and_the_store_alike(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # `session list` said "interrupted" for a human session under `session run --idle-exit` (no event for minutes)
+    import json
+
+    from workbench.session.eventlog import EventWriter
+    from workbench.session.store import SessionStore
+    from workbench.session.testing import new_session
+
+    root = tmp_path / "sessions"
+    ref = new_session(root, "muon_orthogonalize", "def run(G, steps):\n    return G\n", driver="human")
+    store = SessionStore(root, examples=None)
+    with EventWriter(ref.dir, secrets={}) as writer:  # the runner's lock, held as `session run` holds it
+        writer.append(SessionStarted(task="muon_orthogonalize", guidance="none", driver="human", device="cpu"))
+        [row] = store.summaries()
+        assert row.state == "running" and row.running
+        assert row.state == store.load(ref).state.status_word(store.is_running(ref))[0]
+        [listed] = [r for r in json.loads(_cli(root, "list", "--json")) if r["id"] == ref.id]
+        assert listed["state"] == "running" and listed["running"] is True
+        [line] = [line for line in _cli(root, "list").splitlines() if ref.id[-12:] in line]
+        assert "running" in line and "interrupted" not in line
+        shown = json.loads(_cli(root, "show", ref.id, "--json"))
+        assert shown["state"] == "running" and shown["running"] is True
+    # the runner let go without finishing the session (no new log line: the cached summary is not trusted)
+    [row] = store.summaries()
+    assert (row.state, row.running) == ("interrupted", False) and "resumes" in row.state_reason
+    assert json.loads(_cli(root, "show", ref.id, "--json"))["state"] == "interrupted"
+
+
+def test_an_evaluation_cut_off_by_a_killed_runner_shows_as_interrupted(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # `session show` showed it "running" after the runner was killed mid-evaluation
+    import json
+
+    from workbench.session.eventlog import EventWriter
+    from workbench.session.events import EvalStarted, Revision
+    from workbench.session.testing import first_sha, new_session, write_events
+
+    root = tmp_path / "sessions"
+    ref = new_session(root, "muon_orthogonalize", "def run(G, steps):\n    return G\n")
+    sha = first_sha(ref)
+    started = [
+        START,
+        Revision(rev=1, sha=sha, files=["solution.py"], author="synthetic", message="revision 1"),
+        EvalStarted(rev=1, sha=sha, device="cpu"),
+    ]
+    write_events(ref, started)  # ... and then the runner was killed (kill -9): no eval_finished, no session_finished
+    shown = json.loads(_cli(root, "show", ref.id, "--json"))
+    assert shown["state"] == "interrupted" and shown["revisions"][0]["eval"] == "interrupted"
+    text = _cli(root, "show", ref.id)
+    assert "interrupted" in text and "running" not in text
+    with EventWriter(ref.dir, secrets={}):  # a runner holds it again: the evaluation is going on
+        shown = json.loads(_cli(root, "show", ref.id, "--json"))
+        assert shown["state"] == "running" and shown["revisions"][0]["eval"] == "running"

@@ -41,7 +41,7 @@ def store(tmp_path: Path) -> SessionStore:
 
 
 def text_of(renderable: object) -> str:
-    console = Console(width=200, record=True, color_system=None)
+    console = Console(width=300, record=True, color_system=None)
     console.print(renderable)
     return console.export_text()
 

@@ -1,5 +1,5 @@
 """scripts/sm90_resources.py: the registers and occupancy a kernel's PTX gives on a Hopper SM, found without a
-GPU (the register and occupancy figures of docs/performance.md's mamba2_ssd section rest on it)."""
+GPU (the register and occupancy figures of docs/notes/performance-notebook.md's mamba2_ssd section rest on it)."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ class Config:
     block_delta: int  # _delta_kernel: rows per program
 
 
-# H200 (sm_90) tiles per head dimension, from scripts/attention_config_sweep.py (docs/performance.md).
+# H200 (sm_90) tiles per head dimension, from `d2k-workbench bench sweep causal_attention_bwd` (sweep.toml).
 # D = 128: the K/V-stationary pass keeps 64 keys with one warpgroup (4 warps): dk and dv are [64, 128]
 # fp32 each (64 registers per thread apiece, no spills), k and v 32 KB of shared memory, and two such
 # programs share an SM, 11% faster than 128 keys with 8 warps; the Q-stationary dQ pass keeps 128 queries

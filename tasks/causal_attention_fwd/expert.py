@@ -90,7 +90,7 @@ class Config:
 # take 64 + 32 registers per thread; 3 stages of k and v tiles are 96 KB of shared memory beside q's
 # 32 KB. D = 128 at S >= 8192: 64 x 64 tiles with one warpgroup (4 warps; the same registers per
 # thread, half the shared memory, so two programs share an SM and one's softmax overlaps the other's
-# products): 5-9% faster there (scripts/attention_config_sweep.py on the H200, docs/performance.md).
+# products): 5-9% faster there (`d2k-workbench bench sweep causal_attention_fwd` on the H200).
 # D = 64: 128 x 64 tiles with 4 warps (one warpgroup owns the 128 rows; half the registers per row).
 H200_CONFIGS: dict[tuple[int, int], Config] = {
     (4096, 128): Config(128, 64, 8, 3),

@@ -81,7 +81,7 @@ class Config:
     segment: int = 0  # steps per sequence segment (a multiple of block_t); 0: the whole sequence in one program
 
 
-# The registered workloads, keyed by (B * H, T, D): the fastest of scripts/gpu_sweep_chunked_gla.py's candidates
+# The registered workloads, keyed by (B * H, T, D): the fastest of `bench sweep chunked_gla`'s candidates
 # (H100, 2026-12-07). Programs = B H (D / BV) (T / segment). With the whole sequence in one program the two
 # 32-head workloads had 128 programs, each a chain of 32-512 dependent chunk steps; segments give them 256-512
 # programs of 8-32 steps for one more read of k and v (T = 32768: 1.09 -> 0.318 ms; T = 2048: 92.8 -> 68.5 us).

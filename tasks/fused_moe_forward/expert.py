@@ -71,7 +71,7 @@ class Config(NamedTuple):
     combine_rows: int = 4  # tokens per program of the final sum
 
 
-# (T, E, K, H, I) -> configuration on an H200 (132 SMs); first guesses, scripts/gpu_sweep_fused_moe_forward.py times them
+# (T, E, K, H, I) -> configuration on an H200 (132 SMs); first guesses, `bench sweep fused_moe_forward` times them
 H200_CONFIGS: dict[tuple[int, ...], Config] = {
     (4096, 128, 8, 2048, 768): Config(64, 128, 64, 4, 3),  # ~256 rows per expert
     (32, 128, 8, 2048, 768): Config(16, 64, 128, 4, 4),  # decode: ~3 rows per expert, weight-bound

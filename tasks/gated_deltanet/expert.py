@@ -79,7 +79,7 @@ class Config(NamedTuple):
     state_stages: int = 2
 
 
-# (B, H, T, D) -> configuration. Swept on an H100 (scripts/gpu_profile_gated_deltanet.py --sweep, 2026-12-06: each
+# (B, H, T, D) -> configuration. Swept on an H100 (gpu_profile_gated_deltanet.py --sweep at dbf9d14, 2026-12-06: each
 # pass timed alone): channel blocks of 128 in the WY and output loops; the sequential pass in value blocks of 16
 # at D = 128 (8 programs per head: 256 programs) and of 64 at D = 256 (4 per head, 512 programs; blocks of 32
 # spend more on re-reading W and the decayed keys than they gain in parallelism); the output pass one program per

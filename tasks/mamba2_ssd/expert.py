@@ -48,7 +48,7 @@ state traffic, so shorter chunks can win): ``config_for`` fixes chunk, tiles, wa
 registered shape. A chunk is one block of rows (64 on the GPU), so a chunk step has no inner loop: its loads
 (c, dt, C, B, x, the C B^T block) are issued together in one basic block and, at 2 stages, prefetched for the
 next chunk while this one computes; loops over blocks inside a chunk (run-time trip counts) left each load
-waiting on memory in turn (``scripts/gpu_ablate_mamba2_ssd.py``: 1.4-1.65x for the whole call). Under the
+waiting on memory in turn (``gpu_ablate_mamba2_ssd.py`` at dbf9d14: 1.4-1.65x for the whole call). Under the
 interpreter (CPU) chunks of 16, so the smoke workloads run several chunks, segments and a partial last
 chunk.
 
@@ -72,7 +72,7 @@ class Config(NamedTuple):
     segment: int = 0  # steps per sequence segment scanned by its own programs (a multiple of chunk); 0: whole
 
 
-# (B, T, H, P, G, N) -> configuration on an H200 (132 SMs), the fastest of scripts/gpu_sweep_mamba2_ssd.py's
+# (B, T, H, P, G, N) -> configuration on an H200 (132 SMs), the fastest of `bench sweep mamba2_ssd`'s
 # candidates (chunks of 64-256, P blocks of 16-64, 4-8 warps; measured 2026-12-02): with the state in registers
 # the shorter chunks win (less quadratic work, no state traffic to save), and 4 warps beat 8 everywhere.
 # Sequence segments (re-swept on an H100, 2026-12-07): at B 1 they let one program take the whole head dimension
@@ -80,7 +80,7 @@ class Config(NamedTuple):
 # 64 chunks each, where the whole-sequence config needed 4 column blocks of 16 for the same count (2.60 ->
 # 1.21 ms; segments of 2048-4096 within 3%). At B 4 segments lose (492 us whole, 630 us with 2048): 256
 # programs already, and the first pass adds a read of x and B.
-# Chunks of one block (2026-12-07, H100, `python3 scripts/gpu_ablate_mamba2_ssd.py`, whole calls): with no loop
+# Chunks of one block (2026-12-07, H100, gpu_ablate_mamba2_ssd.py at dbf9d14, whole calls): with no loop
 # inside a chunk step its loads are issued together (and prefetched for the next chunk at 2 stages), where the
 # block loops before left each load waiting on memory in turn: 0.617 -> 0.377 ms at B 4, 1.458 -> 0.883 ms at
 # B 1 (1 stage), 0.559 -> 0.396 ms at B 16 (2 stages; 0.502 ms at 1).

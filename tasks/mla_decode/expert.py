@@ -48,7 +48,7 @@ L3, launch shape: *64 heads per program, splits chosen to fill one wave.*
     HBM sees the cache about once. ``BLOCK_N = 64`` tokens per tile with two pipeline stages takes
     about 220 KB of shared memory (queries 72 KB, two 74 KB cache tiles): one program per SM, and
     each tile feeds 8.9 MFLOP of products (32-token tiles were 1.5x slower on the H200; 128-token tiles,
-    16 warps or more splits were slower too: scripts/attention_config_sweep.py). The split
+    16 warps or more splits were slower too: attention_config_sweep.py at dbf9d14). The split
     count ``S`` is the largest that keeps ``B * (H / BLOCK_H) * S`` within one wave of programs
     (``num_splits``): B64 L4096 and B128 L1024 need none (128 and 256 programs), B16 L32768 gets 4
     splits of 8192 tokens (128 programs). Under the interpreter the same kernels run with

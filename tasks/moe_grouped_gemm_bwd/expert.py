@@ -70,7 +70,7 @@ class Config(NamedTuple):
     programs_per_sm: int  # persistent grids: this many programs per SM
 
 
-# (T, K, E, H, I) -> configuration on an H200 (132 SMs), the best of the candidates scripts/gpu_sweep_moe_grouped_gemm_bwd.py
+# (T, K, E, H, I) -> configuration on an H200 (132 SMs), the best of the candidates `bench sweep moe_grouped_gemm_bwd`
 # timed there (medians of 20 calls, L2 flushed): 128 x 256 tiles, one program per SM.
 H200_CONFIGS: dict[tuple[int, ...], Config] = {
     (8192, 8, 128, 2048, 768): Config(128, 256, 64, 128, 64, 8, 3, 1),  # Qwen3-like: ~512 rows per expert, 1.39 ms

@@ -61,7 +61,7 @@ class Config(NamedTuple):
 
 # (T, H, S, A, R, N, NSEG) -> configuration on an H200 (132 SMs)
 H200_CONFIGS: dict[tuple[int, ...], Config] = {
-    # chosen by scripts/gpu_sweep_multi_lora.py on the H200 (13-25 candidates per shape; medians, L2 flushed)
+    # chosen by `bench sweep multi_lora` on the H200 (13-25 candidates per shape; medians, L2 flushed)
     (4096, 4096, 1, 8, 16, 4096, 32): Config(32, 128, 128, 1, 4, 1),  # 128+ tiles x 32 column blocks: 47 us
     (256, 4096, 1, 64, 64, 4096, 256): Config(16, 128, 128, 2, 4, 4),  # decode: 256 one-token tiles x 2 splits: 57 us
     (2048, 4096, 3, 4, 128, 4096, 16): Config(64, 128, 128, 1, 8, 8),  # qkv: 3 slices, 8 column blocks a program: 90 us

@@ -78,8 +78,8 @@ L3, kernels:
       on sm_90 (256x128 symmetric bands / 128x256 commits, num_warps 8,
       3-4 stages).  Configurations are fixed per registered shape
       (``_CONFIGS``), chosen offline on an H200 by timing each kernel kind in
-      isolation and then whole calls in place (``scripts/muon_expert_gpu.py
-      --sweep`` / ``--variants``); nothing is tuned at run time.  Under the
+      isolation and then whole calls in place (``muon_expert_gpu.py
+      --sweep`` / ``--variants`` at dbf9d14); nothing is tuned at run time.  Under the
       Triton interpreter (CPU) large tiles and a single stage are used so the
       smoke workloads finish in seconds.
 

@@ -72,7 +72,7 @@ class Config(NamedTuple):
 
 
 # (M, K, N) -> configuration on an H200 (132 SMs). Work units = N / block_n * split_k. Measured with
-# scripts/gpu_sweep_splitk_gemm.py (2026-12-02, 50-90 candidates a shape): at these shapes the column blocks alone
+# `bench sweep splitk_gemm` (2026-12-02, 50-90 candidates a shape): at these shapes the column blocks alone
 # give 224-256 units, and every split of K was slower (its fp32 workspace and second launch cost more than the
 # shorter tail wins back), so the fastest configurations do not split; split_k > 1 remains for shapes with fewer
 # column blocks (the fallback in config_for).

@@ -110,7 +110,7 @@ class Config:
 # One configuration per registered (M, N, K) on an H200 (132 SMs).
 #   M=1, 4096x4096:   16 column blocks (256 = 2 warps x 32 lanes x 4 words) x 16 splits of 2 groups = 256 programs.
 #   M=1, 28672x8192:  56 column blocks (512 = 4 warps x 32 lanes x 4 words) x 16 splits of 4 groups = 896 programs
-#                     (measured on the H200, scripts/w4a16_gemv_sweep.py: 60.2 us vs 67.1 with 8 splits; 48
+#                     (measured on the H200, `bench sweep w4a16_gemm`: 60.2 us vs 67.1 with 8 splits; 48
 #                     configurations of block, splits and warps all land at 60-65 us: the loop is bound by
 #                     instruction issue, about 4 per 4-bit code, not by the configuration).
 #   M=16, 11008x4096: 172 column blocks of 64 x 2 splits of 16 groups = 344 programs (mma, 16-row tiles).

@@ -81,7 +81,7 @@ class Config:
 # Per registered shape (D, W): [2, 32, 32768, 128] W 4096, [4, 16, 8192, 128] W 1024 and the packed
 # [1, 32, 32768, 128] with 16 documents and no window all use the D = 128 configuration; the table
 # is keyed by D because the window only changes how many blocks each program visits. D = 128: 128 x 128
-# tiles, 8 warps, 3 stages (fastest of six on the H200, scripts/attention_config_sweep.py: 2.6% ahead
+# tiles, 8 warps, 3 stages (fastest of six on the H200, `bench sweep windowed_attention`: 2.6% ahead
 # of 128 x 64); a 128-key block straddling the window's edge masks at most as much as two 64-key ones.
 GPU_CONFIGS: dict[int, Config] = {
     128: Config(block_m=128, block_n=128, num_warps=8, num_stages=3),

@@ -16,8 +16,8 @@ import pytest
 from judge.helpers import make_code_session, reply
 from llm.fake_servers import FakeModelServer, ModelTurn
 
-from workbench.campaign.plan import expand
-from workbench.campaign.spec import load_campaign
+from workbench.campaign.plan import Unit, expand
+from workbench.campaign.spec import Campaign, load_campaign
 from workbench.catalog import Catalog
 from workbench.session.eventlog import read_log
 from workbench.session.events import JudgeVerdict
@@ -57,13 +57,19 @@ base_url = "{base_url}"
     return path
 
 
+def _campaign(tmp_path: Path, base_url: str) -> tuple[Path, Campaign, Unit]:
+    """The campaign file, the campaign and its one unit, with its sessions folder made."""
+    path = _write(tmp_path / "judged.toml", base_url)
+    campaign = load_campaign(path)
+    [unit] = expand(campaign, Catalog(REPO / "tasks", REPO / "guidance"))
+    campaign.sessions_dir.mkdir(parents=True)
+    return path, campaign, unit
+
+
 def test_a_finished_session_is_judged_once_through_the_sdk(tmp_path: Path) -> None:
     with FakeModelServer("openai-chat") as server:
         server.respond_with(lambda body: ModelTurn(text=reply(), model="gpt-4.1"))
-        path = _write(tmp_path / "judged.toml", server.base_url)
-        campaign = load_campaign(path)
-        [unit] = expand(campaign, Catalog(REPO / "tasks", REPO / "guidance"))
-        campaign.sessions_dir.mkdir(parents=True)
+        path, campaign, unit = _campaign(tmp_path, server.base_url)
         # the unit's session, finished: revision 2 passed and is the submission
         make_code_session(campaign.sessions_dir, session_id=unit.session_id)
 
@@ -88,3 +94,31 @@ def test_a_finished_session_is_judged_once_through_the_sdk(tmp_path: Path) -> No
     for file in tmp_path.rglob("*"):
         if file.is_file():
             assert KEY.encode() not in file.read_bytes(), file
+
+
+def test_a_failed_attempt_is_judged_0_without_a_call_and_the_campaign_completes(tmp_path: Path) -> None:
+    # issue 58, item 1: `judge` said "no revision passed", the unit was given up ("judging failed 2 time(s)")
+    # and every `campaign run` exited 1
+    from workbench.session.testing import finished_session, timed_report
+
+    with FakeModelServer("openai-chat") as server:
+        server.respond_with(lambda body: ModelTurn(text=reply(), model="gpt-4.1"))
+        path, campaign, unit = _campaign(tmp_path, server.base_url)
+        failing = timed_report("muon_orthogonalize", {"w": (1.0, 1.0)}, status="incorrect_numerical", device="cpu")
+        finished_session(
+            campaign.sessions_dir, "muon_orthogonalize", ["def run(G, steps):\n    return G\n"] * 2,
+            lambda rev: failing, session_id=unit.session_id,
+        )  # fmt: skip
+
+        first = _run(["run", str(path)])
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert "1/1 done (1 failed attempt(s), scored 0)" in first.stdout and "given up" in first.stdout
+        assert server.requests == []  # a failed attempt scores 0 with no model call
+        status = _run(["status", str(path), "--json"])
+        data = json.loads(status.stdout)
+        assert status.returncode == 0 and data["counts"] == {"judged": 1} and data["failed_attempts"] == 1, status.stdout
+        assert data["units"][0]["failed_attempt"] is True and data["units"][0]["passed"] is False
+        assert _run(["run", str(path)]).returncode == 0
+    log = read_log(campaign.sessions_dir / unit.session_id / "events.jsonl")
+    [verdict] = [e for e in log.events if isinstance(e, JudgeVerdict)]
+    assert verdict.verdict["js"] == 0.0 and verdict.verdict["model_called"] is False

@@ -13,13 +13,15 @@ import typer
 from llm.fake_servers import FakeModelServer, ModelTurn
 from typer.testing import CliRunner
 
+from workbench.catalog import Catalog
 from workbench.cli.judge_cmds import judge_app, review_cmd
 from workbench.judge import effective_scores, judge_session
 from workbench.judge.testing import ScriptedJudge
 from workbench.session.eventlog import EventWriter
-from workbench.session.events import JudgeVerdict, Review
+from workbench.session.events import JudgeVerdict, Review, SessionStarted
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionStore
+from workbench.session.testing import new_session, write_events
 
 from .helpers import good_levels, make_code_session, paraphrased, reply
 
@@ -63,10 +65,12 @@ def test_exit_1_when_there_is_nothing_to_judge_and_2_for_bad_usage(root: Path, s
         root, "muon_orthogonalize", ["def run(G, steps):\n    return G\n"],
         lambda rev: timed_report("muon_orthogonalize", {"w": (1.0, 1.0)}, status="incorrect_numerical", device="cpu"),
     )  # fmt: skip
-    code, _, err = invoke(root, "judge", failing.id, "--provider", "openai", "--model", "m")
-    assert code == 1 and "has no submission: no revision passed" in err
     code, out, _ = invoke(root, "judge", failing.id, "--provider", "openai", "--model", "m", "--revision", "1")
     assert code == 0 and "JS_impl 0.0" in out  # a failed revision: 0, no key or model needed
+    unended = new_session(root, "muon_orthogonalize", "def run(G, steps):\n    return G\n")
+    write_events(unended, [SessionStarted(task="muon_orthogonalize", guidance="none", driver="command", device="cpu")])
+    code, _, err = invoke(root, "judge", unended.id, "--provider", "openai", "--model", "m")
+    assert code == 1 and "has no submission yet" in err
     code, _, err = invoke(root, "judge", session.id, "--provider", "gemini", "--model", "m")
     assert code == 2 and "--provider must be one of: openai, openai-responses, anthropic" in err
     code, _, err = invoke(root, "judge", session.id, "--provider", "openai", "--model", "m")
@@ -75,6 +79,49 @@ def test_exit_1_when_there_is_nothing_to_judge_and_2_for_bad_usage(root: Path, s
     assert code == 2 and "has no revision 9 (revisions 1-3)" in err
     code, _, err = invoke(root, "judge", "nope", "--provider", "openai", "--model", "m")
     assert code == 2 and "no session 'nope'" in err
+
+
+def test_a_session_where_no_revision_passed_is_a_failed_attempt_scored_0_without_a_model(root: Path) -> None:
+    # issue 58, item 1: it was "nothing to judge" (exit 1), so a campaign with a judge never completed
+    from workbench.session.testing import finished_session, timed_report
+
+    failing = finished_session(
+        root, "muon_orthogonalize", ["def run(G, steps):\n    return G\n", "def run(G, steps):\n    return -G\n"],
+        lambda rev: timed_report("muon_orthogonalize", {"w": (1.0, 1.0)}, status="incorrect_numerical", device="cpu"),
+    )  # fmt: skip
+    code, out, err = invoke(root, "judge", failing.id, "--provider", "openai", "--model", "m", "--json")
+    assert code == 0, err  # no key was needed: no model is asked
+    verdict = json.loads(out)
+    assert verdict["model_called"] is False and verdict["js"] == 0.0 and verdict["rev"] == 2
+    assert verdict["revision_status"] == "incorrect_numerical" and "failed attempt: no revision passed" in verdict["note"]
+    assert [e.rev for e in SessionStore(root).load(failing).events if isinstance(e, JudgeVerdict)] == [2]
+
+
+def test_agreement_leaves_the_shipped_examples_out_as_report_does(
+    root: Path, session: SessionRef, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 58, item 6: `judge agreement sessions/` counted sessions/examples, which `report` leaves out
+    store = SessionStore(root, examples=None)
+    example = make_code_session(root, "20261201-071000-muon_orthogonalize-e8a1")
+    for ref in (session, example):
+        judge_session(store, ref, catalog, ScriptedJudge([reply()]))
+        invoke(root, "review", ref.id, "--level", "L3", "--score", "50", "--reason", "pipelined")
+    shutil.move(example.dir, root / "examples" / example.id)  # the layout of the checkout: sessions/examples/
+    monkeypatch.setenv("D2K_EXAMPLES_DIR", str(root / "examples"))
+
+    code, out, err = invoke(root, "judge", "agreement", str(root), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["sessions"] == 1 and data["examples_left_out"] == 1 and [p["session"] for p in data["pairs"]] == [session.id]
+    code, out, _ = invoke(root, "judge", "agreement", str(root))
+    assert code == 0 and "1 shipped example(s) left out; --examples counts them" in " ".join(out.split())
+    code, out, _ = invoke(root, "judge", "agreement", str(root), "--examples", "--json")
+    assert code == 0 and json.loads(out)["sessions"] == 2 and json.loads(out)["examples_left_out"] == 0
+    code, out, _ = invoke(root, "judge", "agreement", example.id, "--json")  # named: counted
+    assert code == 0 and json.loads(out)["sessions"] == 1
+    shutil.rmtree(session.dir)
+    code, out, err = invoke(root, "judge", "agreement", str(root))
+    assert code == 2 and out == "" and err.strip() == "error: only shipped example sessions were found; --examples counts them"
 
 
 def test_a_running_session_is_refused(root: Path, session: SessionRef) -> None:

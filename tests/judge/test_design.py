@@ -4,6 +4,7 @@ citations into it, no expert code in its prompt."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +12,10 @@ from workbench.catalog import Catalog
 from workbench.judge import NothingToJudge, judge_session
 from workbench.judge.sessions import judge_input, resolve_target, task_material
 from workbench.judge.testing import ScriptedJudge, cite, judge_reply, level
+from workbench.session.events import DriverFinished, SessionFinished
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionStore
+from workbench.session.testing import write_events
 
 from .helpers import DESIGN, L1, L2, L3, make_design_session
 
@@ -49,5 +52,18 @@ def test_a_design_is_judged_on_its_canonical_text(store: SessionStore, design_se
 
 def test_a_design_session_without_a_design_has_nothing_to_judge(root, store: SessionStore, catalog: Catalog) -> None:  # type: ignore[no-untyped-def]
     empty = make_design_session(root, "20261201-070600-muon_orthogonalize-e0e0", with_design=False)
-    with pytest.raises(NothingToJudge, match="has no design"):
+    with pytest.raises(NothingToJudge, match="has no design"):  # not ended: it may still write one
         judge_session(store, empty, catalog, ScriptedJudge([]))
+
+
+def test_a_design_session_that_ended_without_a_design_is_a_failed_attempt(
+    root: Path, store: SessionStore, catalog: Catalog
+) -> None:
+    # issue 58, item 1: a failed attempt is a result (0, recorded, no model call), not "nothing to judge"
+    empty = make_design_session(root, "20261201-070600-muon_orthogonalize-e0e1", with_design=False)
+    write_events(empty, [DriverFinished(driver="agent", reason="the agent ended its turn", outcome="completed"),
+                         SessionFinished(reason="the agent ended its turn")])  # fmt: skip
+    judge = ScriptedJudge([])
+    verdict = judge_session(store, empty, catalog, lambda: judge).verdict
+    assert verdict.kind == "design" and verdict.model_called is False and verdict.js == 0.0 and verdict.rev == 1
+    assert "ended without a design" in verdict.note and judge.conversations == []

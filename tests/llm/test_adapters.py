@@ -20,12 +20,13 @@ from workbench.llm import anthropic_messages as am
 from workbench.llm import openai_chat as oc
 from workbench.llm import openai_responses as orr
 from workbench.llm.usage import Usage
+from workbench.llm.wire import parse_tool_arguments, tool_call
 
 TOOLS = [ToolSpec(name="run", description="Run it.", parameters={"type": "object", "properties": {"n": {"type": "integer"}}})]
 
 
 def call(call_id: str = "c1", raw: str = '{"n": 1}') -> ToolCallRequest:
-    return ToolCallRequest(id=call_id, name="run", raw_arguments=raw, arguments=oc.parse_tool_arguments(raw))
+    return ToolCallRequest(id=call_id, name="run", raw_arguments=raw, arguments=parse_tool_arguments(raw))
 
 
 def history(turns: int, provider: str = "", items: list[dict[str, Any]] | None = None) -> list[Any]:
@@ -50,7 +51,7 @@ def conv(messages: list[Any], cache_key: str | None = "sess") -> Conversation:
     [('{"n": 1}', {"n": 1}), ("{}", {}), ("", {}), ("  ", {}), ("[1]", None), ('"x"', None), ("{bad", None), ("null", None)],
 )
 def test_parse_tool_arguments(raw: str, expected: dict[str, Any] | None) -> None:
-    assert oc.parse_tool_arguments(raw) == expected
+    assert parse_tool_arguments(raw) == expected
 
 
 # --- OpenAI chat ------------------------------------------------------------------------------------------------
@@ -393,4 +394,15 @@ def test_provider_items_without_the_calls_still_send_them() -> None:
         thinking,
         {"type": "text", "text": "step 0"},
         {"type": "tool_use", "id": "c0", "name": "run", "input": {"n": 1}},
+    ]
+
+
+def test_tool_calls_read_alike_from_a_json_string_and_an_object() -> None:
+    """OpenAI sends a call's arguments as a JSON string, Anthropic as an object: both give one ToolCallRequest."""
+    assert tool_call("c1", "run", '{"path": "é.py"}') == tool_call("c1", "run", {"path": "é.py"})
+    assert tool_call("c1", "run", {"path": "é.py"}).raw_arguments == '{"path": "é.py"}'
+    malformed = [tool_call(None, None, "{bad"), tool_call("c2", "run", ["not", "an", "object"])]
+    assert [(c.id, c.name, c.arguments, c.raw_arguments) for c in malformed] == [
+        ("", "", None, "{bad"),
+        ("c2", "run", None, '["not", "an", "object"]'),
     ]

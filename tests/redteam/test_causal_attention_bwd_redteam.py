@@ -3,7 +3,7 @@
 Each cheat file in causal_attention_bwd_cheats/ is appended to tests/solutions/causal_attention_bwd_naive.py
 (its run renamed honest_run), so that the cheat is the only dishonest thing in the file, and evaluated by
 the real harness on the CPU on one smoke workload. Every cheat is far outside the tolerance on every
-smoke workload where it is wrong (>= 10x: scripts/causal_attention_bwd_false_failure.py); the ragged
+smoke workload where it is wrong (>= 10x: d2k-workbench bench false-failures causal_attention_bwd); the ragged
 S = 100 workload is used for the mask, lse and tail cheats (full_blocks_only is right wherever the tile
 divides S, as at every registered shape), S = 64 (the quickest) for the others.
 """

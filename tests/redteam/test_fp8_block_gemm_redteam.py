@@ -22,7 +22,7 @@ NAIVE = REPO / "tests" / "solutions" / "fp8_block_gemm_naive.py"
 
 # cheat -> the smoke workload it is evaluated on: even_k_blocks needs an odd number of K blocks, and
 # first_n_block_scale three weight-block rows (with two, its error was down to 5x the bound in 110 calls;
-# with three, 14x: scripts/fp8_block_gemm_false_failure.py)
+# with three, 14x: d2k-workbench bench false-failures fp8_block_gemm)
 CASES: dict[str, str] = {
     "first_k_scale": "smoke_m64_n256_k256",
     "first_n_block_scale": "smoke_m72_n384_k384",

@@ -14,7 +14,7 @@ Each cheat in ``fused_linear_ce_cheats/`` is appended to the honest naive soluti
 * ``lse_bf16_state``: the online log-sum-exp kept in bfloat16. A rounding of up to 2^-9 per 64-wide step is
   harmless over the 3-4 steps of a smoke vocabulary (it passes there, at most 0.45 of the bound) and fatal over
   the 2000-4000 steps of the registered ones (>= 7x over the bound, emulated in
-  scripts/fused_linear_ce_false_failure.py): a case for the GPU (.gpu/fused_linear_ce.sh runs it there).
+  d2k-workbench bench false-failures fused_linear_ce): a case for the GPU (.gpu/fused_linear_ce.sh runs it there).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_cheats_are_wrong_by_far_on_every_smoke_shape(cheat: str, tmp_path: Path
 def test_bf16_log_sum_exp_is_within_the_bound_on_the_smoke_vocabularies(tmp_path: Path, interpreter_fixed: None) -> None:
     """The bfloat16 online state rounds 3-4 times on a smoke row: too few to show (the CPU cannot catch it). At the
     registered vocabularies (2000-4000 roundings) the same kernel is caught: .gpu/fused_linear_ce.sh runs it on
-    qwen_bt4096_d8192, and scripts/fused_linear_ce_false_failure.py emulates it at the registered vocabularies (>= 7x over)."""
+    qwen_bt4096_d8192, and `bench false-failures fused_linear_ce` emulates it at the registered vocabularies (>= 7x)."""
     reference = import_file(TASK.file("reference.py"), "_rt_fused_linear_ce_reference")
     make = import_file(TASK.file("inputs.py"), "_rt_fused_linear_ce_inputs").make_inputs
     module = import_file(assemble(TASK.id, "lse_bf16_state", tmp_path), "_rt_fused_linear_ce_lse_bf16_state")

@@ -219,11 +219,33 @@ gpu = pytest.mark.skipif(resolve_device("auto") != "cuda", reason="needs a CUDA 
 
 @gpu
 @pytest.mark.gpu
-@pytest.mark.parametrize("cheat", ["gpu_padded_window_len", "gpu_side_stream_after_window"])
-def test_gpu_work_outside_the_window_is_refused(cheat: str, tmp_path: Path) -> None:
+def test_gpu_padded_window_is_refused(tmp_path: Path) -> None:
+    """Class 1 on a GPU: a padding launch in the window, the answer computed after it (list subclass)."""
     task = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")
     first = task.spec.workloads[0].name
-    report = evaluate(task, build(cheat, tmp_path, folder="round4_cheats"), "cuda", [first], static_policy=False)
-    assert report.status in ("runtime_error", "policy_violation"), f"{report.status}: {report.message}"
+    cheat = build("gpu_padded_window_len", tmp_path, folder="round4_cheats")
+    report = evaluate(task, cheat, "cuda", [first], static_policy=False)
+    assert report.status == "runtime_error", f"{report.status}: {report.message}"
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_side_stream_work_past_the_window_gains_no_time(tmp_path: Path) -> None:
+    """The real work on a side stream, the guard's launch hook blinded: where the work lands past the end
+    event in more than 5% of the timed calls, hidden_device_work refuses it; where the device ran it inside
+    the window anyway (the side stream's kernels fill the device and the main stream's padding waits behind
+    them), the solution may pass, but at no better than the honest time (the median, within the 10% a call
+    may leave behind before it counts)."""
+    task = Catalog(REPO / "tasks", REPO / "guidance").task("muon_orthogonalize")
+    first = task.spec.workloads[0].name
+    honest = evaluate(task, REPO / "tests" / "solutions" / "muon_naive.py", "cuda", [first])
+    assert honest.status == "passed", honest.message
+    cheat = build("gpu_side_stream_after_window", tmp_path, folder="round4_cheats")
+    report = evaluate(task, cheat, "cuda", [first], static_policy=False)
     if report.status == "policy_violation":
         assert {v.rule for v in report.violations} & {"hidden_device_work", "streams", "torch_compute"}, report.violations
+        return
+    assert report.status == "passed", f"{report.status}: {report.message}"
+    honest_ms, cheat_ms = honest.workloads[0].latency_ms, report.workloads[0].latency_ms
+    assert honest_ms is not None and cheat_ms is not None
+    assert cheat_ms >= 0.9 * honest_ms, f"the side stream hid work: {cheat_ms:.3f} ms against the honest {honest_ms:.3f} ms"

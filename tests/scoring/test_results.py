@@ -108,7 +108,7 @@ def test_tokens_per_configuration(results: Results) -> None:
     row = next(t for t in results.tokens if (t.group, t.config) == ("model-a", "none"))
     t = row.tokens
     # 7 + 5 turns of 100 / 1000 / 10 / 20 / 5 tokens at $0.50
-    assert (row.sessions, row.steps, t.calls) == (2, 12, 12)
+    assert (row.sessions, row.turns, t.calls) == (2, 12, 12)
     assert (t.uncached_input, t.cache_read, t.cache_write, t.output, t.reasoning) == (1200, 12000, 120, 240, 60)
     assert t.cost_usd == pytest.approx(6.0)
     assert any(r.config == "design" for r in results.tokens)

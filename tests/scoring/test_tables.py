@@ -85,6 +85,25 @@ def test_the_other_tables(results: Results) -> None:
         build_tables(results, ["table3"])
 
 
+def test_table6_turns_are_model_turns_of_agent_sessions_only(tmp_path: Path, bench_root: Path) -> None:
+    # issue 58, item 5: a command session's revisions were shown as turns and added to the agents' in the total
+    import shutil
+
+    from workbench.scoring.testing import Step, scored_session, timed
+
+    root = tmp_path / "sessions"
+    shutil.copytree(bench_root, root)
+    steps = [Step(rev, timed(MUON, {W1: (4, 4), W2: (8, 8)})) for rev in (1, 2, 3, 4, 5)]
+    scored_session(root, MUON, steps, command="my-agent-cli", session_id="command-none-muon")  # 5 revisions, no model call
+    (table,) = build_tables(build_results(collect([root]).records, configs=["none"]), ["table6"])
+    rows = {(r["model"], r["config"]): r for r in table.records()}
+    assert rows[("model-a", "none")]["turns"] == 12 and rows[("model-b", "none")]["turns"] == 6
+    assert rows[("command: my-agent-cli", "none")]["turns"] is None  # shown as "-", not 5
+    assert rows[("total", "none")]["turns"] == 12 + 6 and rows[("total", "none")]["sessions"] == 5
+    assert any("turns are model turns" in note for note in table.notes)
+    assert "command: my-agent-cli" in render_markdown([table], "")
+
+
 def test_table4_lists_the_models_correct_everywhere(bench_root: Path) -> None:
     unguided = build_results(collect([bench_root]).records, configs=["none"])
     (table,) = build_tables(unguided, ["table4"])

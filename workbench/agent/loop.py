@@ -49,7 +49,7 @@ from workbench.session.events import Error, ModelCall, ModelRetry, ToolCall, Too
 from workbench.session.state import SessionState
 
 if TYPE_CHECKING:
-    from workbench.agent.profile import Profiler
+    from workbench.agent.tools import Profiler
 
 ENDING_TOOLS = ("submit", "submit_design")
 ProviderFactory = Callable[[str, str, str | None], Provider]  # provider name, model, base URL

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from workbench.agent.tools import Stopped, ToolError
 from workbench.catalog import Task
@@ -40,12 +40,6 @@ HOST_CODE = (
     "m = u.module_from_spec(s); s.loader.exec_module(m); sys.exit(m.main(sys.argv))"
 )
 PREFIX = "D2K_PROFILE "
-
-
-class Profiler(Protocol):
-    def profile(self, task: Task, solution: Path, workload: str, stop: threading.Event) -> str:
-        """The profile's text; ToolError when it cannot be made, Stopped when the session is stopped."""
-        ...
 
 
 class SandboxedProfiler:

@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,7 +31,7 @@ from workbench.session.drivers import DriverContext
 from workbench.session.state import RevisionState
 
 if TYPE_CHECKING:
-    from workbench.agent.profile import Profiler
+    import threading
 
 Mode = Literal["code", "design"]
 MAX_OUTPUT = 16_000  # characters of one tool result; longer ones keep their head and tail
@@ -45,6 +45,14 @@ class ToolError(Exception):
 
 class Stopped(Exception):
     """The session is being stopped while the tool waited; its result is not logged (a resume runs it again)."""
+
+
+class Profiler(Protocol):
+    """What the profile tool runs (`profile.SandboxedProfiler` on GPU sessions; none elsewhere)."""
+
+    def profile(self, task: Task, solution: Path, workload: str, stop: threading.Event) -> str:
+        """The profile's text; ToolError when it cannot be made, Stopped when the session is stopped."""
+        ...
 
 
 @dataclass(frozen=True)

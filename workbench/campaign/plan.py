@@ -127,6 +127,12 @@ def judge_estimate(campaign: Campaign) -> float | None:
         return None
 
 
+def model_priced(model: ModelEntry) -> bool:
+    """Whether the model's calls have a price (its own, or the shipped table's): an unpriced model's spend is
+    unknown from its first call on, and said so from the start."""
+    return check_priced(model.model, True, None, price_pricer(model.price))
+
+
 def estimate(campaign: Campaign, unit: Unit) -> UnitEstimate:
     """A rough cost and GPU time from the campaign's [estimate] assumptions (per turn, times the expected
     turns); design runs use no GPU; a judged unit adds one judge run, priced apart."""
@@ -182,5 +188,6 @@ __all__ = [
     "estimate",
     "expand",
     "judge_estimate",
+    "model_priced",
     "preflight",
 ]

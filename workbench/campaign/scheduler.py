@@ -21,7 +21,7 @@ from workbench.campaign.plan import Unit
 from workbench.campaign.pools import Job, JobResult, Pool
 from workbench.campaign.records import Attempt, UnitRecord, load_record, save_record
 from workbench.campaign.spec import Campaign
-from workbench.campaign.status import spend_of
+from workbench.campaign.status import failed_attempts, is_done, spend_of
 from workbench.campaign.work import UnitStatus, store_for, unit_status
 from workbench.errors import UsageError
 
@@ -36,6 +36,7 @@ class Snapshot:
     done: int = 0
     running: int = 0
     failed: int = 0  # given up (retries used)
+    failed_attempts: int = 0  # done, but nothing passed (a result scored 0, not a fault)
     elsewhere: int = 0  # run by another coordinator right now
     spend_usd: float | None = 0.0  # None: a unit's model has no price (status.spend_of)
     started: float = field(default_factory=time.time)
@@ -145,7 +146,7 @@ class Scheduler:
         free_gpus = list(gpus)
         free_cpu = spec.cpu_slots
         snapshot.slots = len(gpus) + spec.cpu_slots
-        snapshot.spend_usd = spend_of(self.status.values())
+        self._tally(snapshot)
         in_flight: dict[Future[JobResult], tuple[Job, str | None]] = {}
         since: dict[Future[JobResult], float] = {}
         snapshot.queued = len(queue)
@@ -179,12 +180,18 @@ class Scheduler:
                         queue.append(follow)
                 snapshot.running, snapshot.queued = len(in_flight), len(queue)
                 snapshot.running_since = list(since.values())
-                snapshot.spend_usd = spend_of(self.status.values())
+                self._tally(snapshot)
                 self.on_update(snapshot)
         finally:
             for future in in_flight:
                 future.cancel()
         return snapshot
+
+    def _tally(self, snapshot: Snapshot) -> None:
+        """The spend and the failed attempts, from the units' statuses as last read."""
+        judged = self.campaign.spec.judge is not None
+        snapshot.spend_usd = spend_of(self.status.values())
+        snapshot.failed_attempts = failed_attempts(s for s in self.status.values() if is_done(s.state, judged))
 
     def _finish(self, job: Job, future: Future[JobResult], snapshot: Snapshot) -> Job | None:
         """Record an ended job and return the unit's next job, if any."""

@@ -19,19 +19,25 @@ def is_done(state: str, judged: bool) -> bool:
 
 
 def spend_of(statuses: Iterable[UnitStatus]) -> float | None:
-    """Dollars spent by these units' model calls; None when a unit made calls that have no price (an unpriced
-    model): a sum of the priced ones would read as the whole spend."""
+    """Dollars spent by these units' model calls; None when a unit's model has no price (from the start, before
+    its first call) or a unit made calls that have no price: a sum of the priced ones would read as the whole
+    spend."""
     total = 0.0
     for status in statuses:
-        if status.turns and status.cost_usd is None:
+        if not status.priced or (status.turns and status.cost_usd is None):
             return None
         total += status.cost_usd or 0.0
     return total
 
 
 def usd(value: float | None) -> str:
-    """A spend for people: "$0.1234", or "n/a (unpriced model)"."""
+    """A spend for people, the one format of every campaign view: "$0.1234", or "n/a (unpriced model)"."""
     return "n/a (unpriced model)" if value is None else f"${value:.4f}"
+
+
+def failed_attempts(statuses: Iterable[UnitStatus]) -> int:
+    """Units done whose session is a failed attempt (no passing revision, no design): results scored 0."""
+    return sum(1 for status in statuses if status.attempt_failed and status.state in ("finished", "judged"))
 
 
 @dataclass(frozen=True)
@@ -56,8 +62,9 @@ class Cell:
     total: int = 0
     done: int = 0
     passed: int = 0
+    failed_attempts: int = 0  # done, nothing passed (or no design): a result scored 0
     running: int = 0
-    failed: int = 0
+    failed: int = 0  # faults: sessions that failed (retried) or were given up
     spend_usd: float | None = 0.0  # None: a unit's model has no price
     session_ids: list[str] = field(default_factory=list)
 
@@ -83,6 +90,10 @@ class CampaignStatus:
         return sum(is_done(r.state, self.judged) for r in self.rows)
 
     @property
+    def failed_attempts(self) -> int:
+        return failed_attempts(r.status for r in self.rows if is_done(r.state, self.judged))
+
+    @property
     def complete(self) -> bool:
         return all(is_done(r.state, self.judged) or r.state == "gave_up" for r in self.rows)
 
@@ -101,6 +112,7 @@ class CampaignStatus:
             cell.session_ids.append(u.session_id)
         for key, cell in cells.items():
             cell.spend_usd = spend_of(r.status for r in rows[key])
+            cell.failed_attempts = failed_attempts(r.status for r in rows[key] if is_done(r.state, self.judged))
         return list(cells.values())
 
     def to_json(self) -> dict[str, object]:
@@ -110,6 +122,7 @@ class CampaignStatus:
             "total": len(self.rows),
             "complete": self.complete,
             "done": self.done,
+            "failed_attempts": self.failed_attempts,
             "spend_usd": None if self.spend_usd is None else round(self.spend_usd, 6),
             "cells": [
                 {k: v for k, v in vars(c).items() if k != "session_ids"} | {"sessions": c.session_ids} for c in self.cells()
@@ -125,6 +138,7 @@ class CampaignStatus:
                     "kind": r.unit.kind,
                     "state": r.state,
                     "passed": r.status.passed,
+                    "failed_attempt": r.status.attempt_failed,
                     "turns": r.status.turns,
                     "cost_usd": r.status.cost_usd,
                     "attempts": r.attempts,
@@ -146,4 +160,4 @@ def campaign_status(campaign: Campaign, units: list[Unit]) -> CampaignStatus:
     return CampaignStatus(campaign.name, rows, judged=campaign.spec.judge is not None)
 
 
-__all__ = ["CampaignStatus", "Cell", "UnitRow", "campaign_status", "is_done", "spend_of", "usd"]
+__all__ = ["CampaignStatus", "Cell", "UnitRow", "campaign_status", "failed_attempts", "is_done", "spend_of", "usd"]

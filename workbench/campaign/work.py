@@ -21,14 +21,15 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from workbench.agent import agent_driver, agent_outcome
-from workbench.campaign.plan import Unit
+from workbench.campaign.plan import Unit, model_priced
 from workbench.campaign.spec import Campaign
 from workbench.catalog import Catalog
+from workbench.judge.prompt import DESIGN_FILE
 from workbench.judge.providers import make_judge_provider
 from workbench.judge.sessions import NothingToJudge, judge_session
 from workbench.session.config import CONFIG_NAME
 from workbench.session.create import create_session
-from workbench.session.eventlog import LOG_NAME
+from workbench.session.layout import LOG_NAME
 from workbench.session.runner import Runner, stop_on_signals
 from workbench.session.state import SessionState
 from workbench.session.store import SessionStore
@@ -46,6 +47,10 @@ class UnitStatus:
     reason: str = ""  # why a failed session failed
     device_name: str = ""
     judged: bool = False
+    # the session ended as a result with nothing that scores (no passing revision; a design run without a
+    # design): a failed attempt, done once judged (0, no model asked), never retried
+    attempt_failed: bool = False
+    priced: bool = True  # the unit's model has a price (else its spend is unknown: status.spend_of)
 
 
 def store_for(campaign: Campaign) -> SessionStore:
@@ -56,34 +61,40 @@ def unit_status(campaign: Campaign, unit: Unit, store: SessionStore | None = Non
     """What the disk says about a unit (read-only; safe while other processes run units)."""
     store = store or store_for(campaign)
     session_dir = campaign.sessions_dir / unit.session_id
+    priced = model_priced(unit.model)
     if not (session_dir / CONFIG_NAME).is_file():
-        return UnitStatus("pending", unit.session_id)
+        return UnitStatus("pending", unit.session_id, priced=priced)
     ref = store.resolve(unit.session_id)
     running = store.is_running(ref)
     if not (session_dir / LOG_NAME).is_file():
-        return UnitStatus("running" if running else "interrupted", unit.session_id)
+        return UnitStatus("running" if running else "interrupted", unit.session_id, priced=priced)
     view = store.load(ref)
     state: SessionState = view.state
     outcome = agent_outcome(state)
     judged = state.counts.get("judge_verdict", 0) > 0
     submitted = state.revisions.get(state.submission.rev) if state.submission and state.submission.rev else None
     devices = [r.report.device_name for r in state.ordered() if r.report is not None and r.report.device_name]
+    passed = submitted is not None and submitted.passed
+    designed = any(DESIGN_FILE in r.files for r in state.ordered())
     base = UnitStatus(
         "finished",
         unit.session_id,
-        passed=submitted is not None and submitted.passed,
+        passed=passed,
         cost_usd=outcome.cost_usd,
         turns=outcome.turns,
         device_name=devices[-1] if devices else "",
         judged=judged,
+        attempt_failed=not designed if unit.kind == "design" else not passed,
+        priced=priced,
     )
     if running:
-        return replace(base, state="running")
+        return replace(base, state="running", attempt_failed=False)
     if state.finished is None:
-        return replace(base, state="interrupted")
+        return replace(base, state="interrupted", attempt_failed=False)
     if outcome.failure is not None or state.outcome == "infrastructure":  # never a result: retried
         done = state.driver_finished
-        return replace(base, state="failed", reason=outcome.failure or (done.reason if done is not None else ""))
+        reason = outcome.failure or (done.reason if done is not None else "")
+        return replace(base, state="failed", reason=reason, attempt_failed=False)
     return replace(base, state="judged") if judged else base
 
 
@@ -129,7 +140,9 @@ def run_unit(campaign: Campaign, catalog: Catalog, unit: Unit) -> UnitStatus:
 
 
 def judge_unit(campaign: Campaign, catalog: Catalog, unit: Unit) -> UnitStatus:
-    """Judge the unit's finished session with the campaign's judge model, once (a verdict on record is kept)."""
+    """Judge the unit's finished session with the campaign's judge model, once (a verdict on record is kept).
+    A failed attempt (no passing revision, no design) is judged too: 0 at every level, recorded with no model
+    call, so the unit is done like any other."""
     judge = campaign.spec.judge
     store = store_for(campaign)
     status = unit_status(campaign, unit, store)

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from workbench import paths
+from workbench.cli.bench_studies import register as register_studies
 from workbench.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from workbench.harness.protocol.report import EvalReport, WorkloadResult
 
 bench_app = typer.Typer(help="Benchmarks behind docs/performance.md.", no_args_is_help=True)
+register_studies(bench_app)  # false-failures and sweep: what each task declares in its folder
 
 
 @bench_app.command("harness")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -49,7 +50,7 @@ def plan_cmd(file: FileArg, tasks_dir: TasksDir = None, guidance_dir: GuidanceDi
 
     with user_errors():
         campaign, units = _load(file, tasks_dir, guidance_dir)
-        status = {r.unit.key: r.state for r in campaign_status(campaign, units).rows}
+        rows = {r.unit.key: r for r in campaign_status(campaign, units).rows}
     judge = campaign.spec.judge
     judged_by = f"; judged by {judge.provider} {judge.model}" if judge is not None else ""
     table = Table(title=f"campaign {campaign.name}: {len(units)} session(s) in {campaign.sessions_dir}{judged_by}")
@@ -62,9 +63,12 @@ def plan_cmd(file: FileArg, tasks_dir: TasksDir = None, guidance_dir: GuidanceDi
     left = judge_runs = 0
     for unit in units:
         guess = estimate(campaign, unit)
-        state = status[unit.key]
+        row = rows[unit.key]
+        state = row.state
         todo = state not in ("finished", "judged", "gave_up")
         judge_todo = guess.judged and state not in {"judged", "gave_up"}  # a finished session is judged next
+        if state == "finished" and row.status.attempt_failed:  # a failed attempt scores 0 without a model call
+            guess = replace(guess, judge_usd=0.0)
         left += todo
         judge_runs += judge_todo
         if todo:
@@ -112,7 +116,9 @@ class _Live:
         from workbench.campaign.status import usd
 
         return (
-            f"campaign {self.name}: {s.done}/{s.total} done, {s.running} running, {s.queued} queued, {s.failed} failed"
+            f"campaign {self.name}: {s.done}/{s.total} done"
+            + (f" ({s.failed_attempts} failed attempt(s), scored 0)" if s.failed_attempts else "")
+            + f", {s.running} running, {s.queued} queued, {s.failed} given up"
             + (f", {s.elsewhere} run elsewhere" if s.elsewhere else "")
             + f" | elapsed {_duration(s.elapsed)}, remaining ~{_duration(s.remaining_s())} | spend {usd(s.spend_usd)}"
         )
@@ -226,16 +232,20 @@ def status_cmd(
         write_stdout(json.dumps(status.to_json(), indent=2) + "\n")
     else:
         table = Table(title=f"campaign {campaign.name} ({campaign.sessions_dir})")
-        for column in ("model", "guidance", "kind", "done", "passed", "running", "failed", "spend $"):
+        columns = ("model", "guidance", "kind", "done", "passed", "failed attempts", "running", "faults", "spend")
+        for column in columns:
             table.add_column(column, justify="left" if column in ("model", "guidance", "kind") else "right")
         for cell in status.cells():
-            spend = "n/a" if cell.spend_usd is None else f"{cell.spend_usd:.4f}"
             table.add_row(cell.model, cell.guidance, cell.kind, f"{cell.done}/{cell.total}", str(cell.passed),
-                          str(cell.running), str(cell.failed), spend)  # fmt: skip
+                          str(cell.failed_attempts), str(cell.running), str(cell.failed), usd(cell.spend_usd))  # fmt: skip
         console = stdout()
         console.print(table)
         counts = ", ".join(f"{n} {state}" for state, n in sorted(status.counts().items()))
-        console.print(f"{len(status.rows)} session(s), {status.done} done: {counts}; spend {usd(status.spend_usd)}")
+        attempts = f" ({status.failed_attempts} failed attempt(s), scored 0)" if status.failed_attempts else ""
+        console.print(
+            f"{len(status.rows)} session(s), {status.done} done{attempts}: {counts}; spend {usd(status.spend_usd)}",
+            highlight=False,
+        )
     raise typer.Exit(EXIT_OK if status.complete and not any(r.gave_up for r in status.rows) else EXIT_FAILED)
 
 

@@ -83,6 +83,8 @@ def verdict_lines(verdict: VerdictRecord) -> list[str]:
             lines += [f"{'':>11}{error}" for error in found.errors[1:]]
     js = f"{verdict.js:.1f}" if verdict.js is not None else "n/a (a level is invalid)"
     lines.append(f"JS_{verdict.kind} {js}")
+    if not verdict.model_called and verdict.note:
+        lines.append(verdict.note)
     if verdict.model_called:
         cost = f"${verdict.cost_usd:.4f}" if verdict.cost_usd is not None else "cost n/a (model not in the price table)"
         tokens = verdict.usage.input_tokens
@@ -115,7 +117,9 @@ def judge_cmd(
     """Judge one revision of a session and record the verdict (a judge_verdict event in its log).
 
     Code sessions: by default the submission; a revision that did not pass the harness scores 0 at every level
-    with no model call. Design sessions (agent_mode design): the latest model_design.json, in its canonical form.
+    with no model call, and so does a session that ended with no passing revision (a failed attempt: its
+    verdict is recorded on its latest evaluated revision). Design sessions (agent_mode design): the latest
+    model_design.json, in its canonical form (a session that ended without one scores 0, no model call).
     Each level gets a score 0-100, a rationale and 1-4 citations that are verified against the revision;
     failures are sent back to the model (at most two re-asks), and a level still failing is recorded invalid.
     With --samples N and/or several --model, every verdict is recorded as one group: the judgement's score per
@@ -123,7 +127,8 @@ def judge_cmd(
     compares the models). Progress goes to stderr. A session being run is refused; shipped examples are
     read-only.
 
-    Exit code 0 when every level verified, 1 when a level is invalid or there is nothing to judge, 2 for bad
+    Exit code 0 when every level verified (a failed attempt's 0 included), 1 when a level is invalid or there is
+    nothing to judge (a session not ended yet, a revision never evaluated), 2 for bad
     usage (unknown session or provider, missing key, a running session, a model that failed for good).
     Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
     """
@@ -249,9 +254,15 @@ def agreement_cmd(
         ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    examples: Annotated[
+        bool, typer.Option("--examples", help="Count the shipped example sessions too (left out otherwise, as in `report`).")
+    ] = False,
     sessions_dir: SessionsDir = None,
 ) -> None:
     """Agreement between the judge and its reviewers, and between judges, over these sessions.
+
+    The shipped example sessions are left out, as `report` leaves them out, unless --examples is given or
+    they are named themselves (their folder, or one of them).
 
     Judge vs reviewers: a pair is one reviewed level, the judge's score it reviewed and the latest review's score
     (a review of an invalid level makes no pair). Judge vs judge: a pair is one level of a revision that two
@@ -261,12 +272,12 @@ def agreement_cmd(
     scores of one revision spread (`--samples N`): the mean and the largest standard deviation.
     """
     from workbench.judge.scores import agreement, judge_agreement, judge_pairs, review_pairs, sample_spreads
-    from workbench.scoring.collect import find_sessions
+    from workbench.scoring.collect import find_sessions, without_examples
     from workbench.session.layout import SessionRef
 
     with user_errors():
         store = session_store(sessions_dir)
-        folders = find_sessions(session_ids, store)
+        folders, left_out = without_examples(find_sessions(session_ids, store), session_ids, store, examples)
         pairs, between, spreads = [], [], []
         for folder in folders:
             view = store.load(SessionRef(folder.name, folder))
@@ -278,6 +289,7 @@ def agreement_cmd(
     if as_json:
         data: dict[str, Any] = {
             "sessions": len(folders),
+            "examples_left_out": left_out,
             "levels": [
                 {"level": r.level, "count": r.count, "mean_abs_diff": r.mean_abs_diff, "spearman": r.spearman} for r in rows
             ],
@@ -290,7 +302,8 @@ def agreement_cmd(
         return
     from rich.table import Table
 
-    table = Table(title=f"judge vs reviewers over {len(folders)} session(s)")
+    shipped = f" ({left_out} shipped example(s) left out; --examples counts them)" if left_out else ""
+    table = Table(title=f"judge vs reviewers over {len(folders)} session(s){shipped}")
     for column in ("level", "pairs", "mean |judge - reviewer|", "Spearman"):
         table.add_column(column, justify="left" if column == "level" else "right")
     for r in rows:

@@ -362,14 +362,20 @@ def compare_cmd(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw both sessions' speedup over revisions in this PNG file.")
     ] = None,
+    any_task: Annotated[
+        bool, typer.Option("--any-task", help="Compare sessions of different tasks too (their diff is of unrelated kernels).")
+    ] = False,
     sessions_dir: SessionsDir = None,
 ) -> None:
-    """Compare two sessions: who worked how (driver, model, guidance), how far they got (state, revisions, the
-    final revision's status, speedup and per-workload latency), their tokens and cost, their speedup over
-    revisions, and the unified diff from A's final solution to B's.
+    """Compare two sessions of one task: who worked how (driver, model, guidance), how far they got (state,
+    revisions, the final revision's status, speedup and per-workload latency), their tokens and cost, their
+    speedup over revisions, and the unified diff from A's final solution to B's.
 
-    The final revision is the submission, else the best evaluated one. Exit code 0, or 2 for an unknown
-    session or a plot file that cannot be written.
+    The final revision is the submission, else the best evaluated one. --plot draws the speedup of each
+    session's passing, timed revisions; a session without one (no passing revision, or evaluated on the CPU:
+    no latencies) is named in the legend and on stderr as not drawn. Exit code 0, or 2 for an unknown session,
+    sessions of different tasks (without --any-task), a plot with nothing to draw (neither session timed) or a
+    plot file that cannot be written.
     """
     from workbench.session.compare import compare, comparison_json, comparison_table, plot_curves
 
@@ -378,11 +384,20 @@ def compare_cmd(
         a, b = store.resolve(session_a), store.resolve(session_b)
         if a.id == b.id:
             raise fail(f"{session_a!r} and {session_b!r} are the same session ({a.id})")
-        comparison = compare(store, a, b)
+        if plot is not None and plot.suffix.lower() != ".png":
+            raise fail(f"--plot {plot}: give a .png file")
+        comparison = compare(store, a, b, any_task=any_task)
         if plot is not None:
-            if plot.suffix.lower() != ".png":
-                raise fail(f"--plot {plot}: give a .png file")
-            plot_curves(comparison, str(plot))
+            try:
+                plot_curves(comparison, str(plot))
+            except OSError as exc:
+                raise fail(f"--plot {plot}: cannot write it: {exc.strerror or exc}") from None
+    if not comparison.same_task:
+        left, right = comparison.sides
+        stderr().print(
+            f"note: different tasks ({left.task}, {right.task}): the diff is of unrelated kernels",
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
     if as_json:
         write_stdout(json.dumps(comparison_json(comparison), indent=2) + "\n")
         return
@@ -392,6 +407,9 @@ def compare_cmd(
     else:
         stderr().print("their final solutions are the same (or neither has one)", highlight=False)
     if plot is not None:
+        for side in comparison.sides:
+            if side.untimed:
+                stderr().print(f"plot: {side.id} is not drawn: {side.untimed}", highlight=False, markup=False, soft_wrap=True)
         stderr().print(f"plot: {plot}", highlight=False)
 
 

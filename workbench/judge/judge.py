@@ -311,12 +311,14 @@ def zero_verdict(
     rev: int,
     sha: str,
     file: str,
-    status: str,
+    status: str | None,
     *,
+    note: str = "",
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> VerdictRecord:
-    """A revision that did not pass the harness: 0 at every level, recorded without asking any model."""
-    note = f"revision {rev} did not pass the harness ({status}): 0 at every level; no model was asked"
+    """A revision that did not pass the harness (or a session that ended with nothing to judge, `note` saying
+    why): 0 at every level, recorded without asking any model."""
+    note = note or f"revision {rev} did not pass the harness ({status}): 0 at every level; no model was asked"
     levels = {level: LevelVerdict(score=0.0, rationale=note) for level in LEVELS}
     return VerdictRecord(
         kind=kind,

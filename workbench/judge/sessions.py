@@ -7,10 +7,13 @@
 What is judged:
 - A code session (`agent_mode` code, or any non-agent session): by default its submission. A revision that
   passed the harness is judged by the model; one whose evaluation finished without passing scores 0 at every
-  level with no model call; one never evaluated (pending, skipped) or a session without a passing submission
-  is "nothing to judge" (`NothingToJudge`, the CLI's exit 1).
+  level with no model call. A session that ended with no passing revision (its submission is "none") is a
+  failed attempt, a result and not a fault: it scores 0 at every level with no model call, recorded on its
+  latest evaluated revision (else its latest revision). A revision never evaluated (pending, skipped) asked
+  for by number, or a session not ended yet, is "nothing to judge" (`NothingToJudge`, the CLI's exit 1).
 - A design session (`agent_mode = "design"`): by default the latest revision that wrote `model_design.json`;
-  the judge reads the canonical text of that file.
+  the judge reads the canonical text of that file. A design session that ended without writing one is a
+  failed attempt: 0 at every level, no model call, recorded on its latest revision.
 
 Writing: the verdict and the reviews are appended by this short-lived process through the session's own
 `EventWriter`, which takes the runner lock (`.runner.lock`), so a runner and a judge never write the log at
@@ -99,10 +102,12 @@ class Target:
     status: str | None
     text: str | None
     launched: dict[str, dict[str, int]] | None = None  # the evaluation's launch record (None: none stored)
+    no_result: str = ""  # a session that ended with nothing to judge (a failed attempt): why it scores 0
 
     @property
     def failed(self) -> bool:
-        return self.kind == "impl" and self.status != "passed"
+        """Scored 0 at every level without asking a model."""
+        return bool(self.no_result) or (self.kind == "impl" and self.status != "passed")
 
 
 def _revision(view: SessionView, rev: int) -> None:
@@ -121,6 +126,8 @@ def resolve_target(store: SessionStore, view: SessionView, rev: int | None = Non
         if rev is None:
             written = [r.rev for r in state.ordered() if DESIGN_FILE in r.files]
             if not written:
+                if state.finished is not None and state.revisions:
+                    return failed_attempt(view, "design", f"the session ended without a design ({DESIGN_FILE})")
                 raise NothingToJudge(f"session {ref.id} has no design ({DESIGN_FILE}) to judge")
             rev = written[-1]
         _revision(view, rev)
@@ -134,7 +141,9 @@ def resolve_target(store: SessionStore, view: SessionView, rev: int | None = Non
         if submission is None:
             raise NothingToJudge(f"session {ref.id} has no submission yet: pass --revision to judge one of its revisions")
         if submission.rev is None:
-            raise NothingToJudge(f"session {ref.id} has no submission: no revision passed (its scores count as 0)")
+            if not state.revisions:
+                raise NothingToJudge(f"session {ref.id} has no revision: nothing to judge")
+            return failed_attempt(view, "impl", f"no revision passed ({submission.reason})")
         rev = submission.rev
     _revision(view, rev)
     revision = state.revisions[rev]
@@ -153,6 +162,18 @@ def resolve_target(store: SessionStore, view: SessionView, rev: int | None = Non
     launched = {w.name: dict(w.kernels) for w in revision.report.workloads}
     recorded = any(launched.values())  # a passing call always launches: none at all is a report from before the record
     return Target("impl", rev, revision.sha, file, status, text, launched if recorded else None)
+
+
+def failed_attempt(view: SessionView, kind: VerdictKind, why: str) -> Target:
+    """A session that ended with nothing to judge (no passing revision, no design): a failed attempt, scored 0
+    with no model call on its latest evaluated revision, else its latest revision."""
+    ordered = view.state.ordered()
+    evaluated = [r for r in ordered if r.eval_state == "finished"]
+    anchor = evaluated[-1] if evaluated else ordered[-1]
+    status = anchor.status or ("template (not evaluated)" if anchor.skip_reason == "template" else anchor.eval_state)
+    file = DESIGN_FILE if kind == "design" else view.config.solution
+    note = f"a failed attempt: {why}; 0 at every level, no model was asked"
+    return Target(kind, anchor.rev, anchor.sha, file, status if kind == "impl" else None, None, no_result=note)
 
 
 @dataclass(frozen=True)
@@ -273,8 +294,10 @@ def judge_session(
     target = resolve_target(store, view, rev)
     material = task_material(catalog, view.config.task)
     if target.failed:
-        say(f"revision {target.rev} did not pass the harness ({target.status}): 0 at every level, no model asked")
-        verdict = zero_verdict(target.kind, target.rev, target.sha, target.file, target.status or "unknown")
+        default = f"revision {target.rev} did not pass the harness ({target.status}): 0 at every level, no model asked"
+        say(target.no_result or default)
+        status = (target.status or "unknown") if target.kind == "impl" else None  # a design has no harness status
+        verdict = zero_verdict(target.kind, target.rev, target.sha, target.file, status, note=target.no_result)
     else:
         if target.kind == "impl" and material.expert_source is None:
             raise UsageError(f"task {material.task.id} has no {EXPERT_FILE}: the implementation judge compares with it")

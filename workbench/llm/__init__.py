@@ -1,7 +1,9 @@
 """Model providers shared by the agent and the judge: one protocol, adapters over the official SDKs.
 
-The adapters (`openai_chat`, `openai_responses`, `anthropic_messages`) import their SDK only when used;
-`make_provider` picks one by name. `retry.call_with_retries` retries what is transient, `prices.cost_usd`
+The adapters (`openai_chat`, `openai_responses`, `anthropic_messages`) hold their wire format only and import
+their SDK only when used; what they share lives once: `adapter_base` (making a provider and one call through
+its SDK), `wire` (the pure pieces of requests and replies), `openai_client` (the two OpenAI adapters' client
+and usage). `make_provider` picks one by name. `retry.call_with_retries` retries what is transient, `prices.cost_usd`
 prices a call from the versioned table `prices.toml`.
 """
 

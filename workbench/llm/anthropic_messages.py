@@ -26,37 +26,31 @@ Stop reasons are Anthropic's own ("end_turn", "tool_use", "max_tokens", "stop_se
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from workbench.errors import UsageError
-from workbench.llm.conversation import (
-    AssistantTurn,
-    Conversation,
-    ModelReply,
-    ToolCallRequest,
-    ToolResultsTurn,
-    UserTurn,
-)
-from workbench.llm.openai_chat import (
-    CONNECT_TIMEOUT_S,
-    DEFAULT_MAX_OUTPUT_TOKENS,
-    DEFAULT_TIMEOUT_S,
-    PLACEHOLDER_API_KEY,
+from workbench.llm.adapter_base import DEFAULT_MAX_OUTPUT_TOKENS, SDKProvider, Settings, client_options, placeholder_key
+from workbench.llm.conversation import AssistantTurn, Conversation, ModelReply, ToolCallRequest, ToolResultsTurn
+from workbench.llm.retry import one_line, scrub
+from workbench.llm.usage import Usage
+from workbench.llm.wire import (
+    TurnItems,
     as_int,
-    parse_tool_arguments,
-    request_id_of,
+    assistant_items,
+    model_reply,
+    per_message,
+    split_usage,
+    tool_call,
+    tool_use_stop,
     wire_dict,
 )
-from workbench.llm.retry import one_line, provider_error, scrub
-from workbench.llm.usage import Usage
 
 if TYPE_CHECKING:
     import anthropic
 
 NAME = "anthropic"
+KEY_ENV = "ANTHROPIC_API_KEY"
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 MAX_CACHE_BREAKPOINTS = 4
 EMPTY_TEXT = "(empty)"  # the API rejects empty text blocks
@@ -69,16 +63,10 @@ def make_anthropic_client(base_url: str | None, timeout_s: float) -> anthropic.A
     its other credential sources); a `base_url` with no key in the environment gets a placeholder key."""
     import anthropic  # noqa: PLC0415 (heavy anthropic SDK: loaded only when a provider is used)
 
-    in_env = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-    api_key = PLACEHOLDER_API_KEY if base_url is not None and not in_env else None
+    api_key = placeholder_key(base_url, KEY_ENV, "ANTHROPIC_AUTH_TOKEN")
     missing = "anthropic: no API key: set ANTHROPIC_API_KEY (or pass the base URL of a server that needs none)"
     try:
-        client = anthropic.Anthropic(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=anthropic.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s)),
-            max_retries=0,
-        )
+        client = anthropic.Anthropic(**client_options(anthropic.Timeout, api_key, base_url, timeout_s))
     except anthropic.CredentialsError as exc:  # a configured profile that cannot be read
         raise UsageError(f"{missing}: {one_line(scrub(str(exc), None))}") from None
     if client.api_key is None and client.auth_token is None and client.credentials is None:
@@ -95,20 +83,27 @@ def _tool_input(call: ToolCallRequest) -> dict[str, Any]:
     return {"raw_arguments": call.raw_arguments}  # a malformed call from another provider: the API needs an object
 
 
+def _text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _call_block(call: ToolCallRequest) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call)}
+
+
+_TURN_BLOCKS = TurnItems("text", "tool_use", "id", _text_block, _call_block)
+
+
 def _assistant_blocks(turn: AssistantTurn) -> list[dict[str, Any]]:
-    """The turn's own content blocks when it came from this adapter (with whatever of its text and calls they
-    lack appended), else blocks rebuilt from its text and tool calls."""
-    own = list(turn.provider_items) if turn.provider == NAME else []
-    blocks: list[dict[str, Any]] = []
-    if turn.text and not any(block.get("type") == "text" for block in own):
-        blocks.append({"type": "text", "text": turn.text})
-    sent_calls = {block.get("id") for block in own if block.get("type") == "tool_use"}
-    blocks.extend(
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c)}
-        for c in turn.tool_calls
-        if c.id not in sent_calls
-    )
-    return own + blocks or [{"type": "text", "text": EMPTY_TEXT}]
+    """The turn's own content blocks when it came from this adapter, with what they lack of its text and calls."""
+    return assistant_items(turn, NAME, _TURN_BLOCKS) or [_text_block(EMPTY_TEXT)]
+
+
+def _result_blocks(turn: ToolResultsTurn) -> list[tuple[str, list[dict[str, Any]]]]:
+    blocks = [
+        {"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error} for r in turn.results
+    ]
+    return [("user", blocks)] if blocks else []
 
 
 def _with_breakpoint(message: dict[str, Any]) -> dict[str, Any]:
@@ -126,23 +121,14 @@ def to_request(
 ) -> dict[str, Any]:
     """The keyword arguments of `client.messages.create` for `conversation` (deterministic), with the
     prompt-cache breakpoints described in the module's docstring."""
+    turns = per_message(
+        conversation.messages,
+        user=lambda turn: [("user", [_text_block(turn.text or EMPTY_TEXT)])],
+        assistant=lambda turn: [("assistant", _assistant_blocks(turn))],
+        tool_results=_result_blocks,
+    )
     messages: list[dict[str, Any]] = []
-    for message in conversation.messages:
-        blocks: list[dict[str, Any]]
-        if isinstance(message, UserTurn):
-            role, blocks = "user", [{"type": "text", "text": message.text or EMPTY_TEXT}]
-        elif isinstance(message, AssistantTurn):
-            role, blocks = "assistant", _assistant_blocks(message)
-        elif isinstance(message, ToolResultsTurn):
-            role = "user"
-            blocks = [
-                {"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error}
-                for r in message.results
-            ]
-            if not blocks:
-                continue
-        else:  # pragma: no cover - Message is a closed union
-            continue
+    for role, blocks in turns:  # consecutive messages of one role are one message
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(blocks)
         else:
@@ -183,27 +169,12 @@ def usage_from_wire(usage: Mapping[str, Any] | None) -> Usage:
     """The Messages `usage` object as `Usage` (see the module's docstring)."""
     if not usage:
         return Usage()
-    output = as_int(usage.get("output_tokens"))
-    details = usage.get("output_tokens_details") or {}
-    reasoning = min(as_int(details.get("thinking_tokens")), output)
-    return Usage(
+    return split_usage(
         uncached_input=as_int(usage.get("input_tokens")),
         cache_read=as_int(usage.get("cache_read_input_tokens")),
         cache_write=as_int(usage.get("cache_creation_input_tokens")),
-        output=output - reasoning,
-        reasoning=reasoning,
-    )
-
-
-def _tool_call(block: Mapping[str, Any]) -> ToolCallRequest:
-    value = block.get("input")
-    if isinstance(value, str):  # not what the API sends, but never crash on it
-        raw_arguments, arguments = value, parse_tool_arguments(value)
-    else:
-        raw_arguments = json.dumps(value, ensure_ascii=False)
-        arguments = value if isinstance(value, dict) else None
-    return ToolCallRequest(
-        id=str(block.get("id") or ""), name=str(block.get("name") or ""), raw_arguments=raw_arguments, arguments=arguments
+        output_tokens=as_int(usage.get("output_tokens")),
+        reasoning=(usage.get("output_tokens_details") or {}).get("thinking_tokens"),
     )
 
 
@@ -212,54 +183,45 @@ def from_response(raw: Any) -> ModelReply:
     data = wire_dict(raw)
     blocks: list[dict[str, Any]] = [dict(b) for b in data.get("content") or [] if isinstance(b, Mapping)]
     texts = [str(b.get("text") or "") for b in blocks if b.get("type") == "text" and b.get("text")]
-    calls = [_tool_call(b) for b in blocks if b.get("type") == "tool_use"]
-    provider_items = blocks if any(b.get("type") not in _PLAIN_BLOCKS for b in blocks) else []
-    stop = str(data.get("stop_reason") or "")
-    if calls and stop in {"", "end_turn"}:
-        stop = "tool_use"
-    return ModelReply(
-        turn=AssistantTurn(text="\n\n".join(texts), tool_calls=calls, provider=NAME, provider_items=provider_items),
-        usage=usage_from_wire(data.get("usage")),
-        model=str(data.get("model") or ""),
-        stop_reason=stop,
-        request_id=request_id_of(raw),
-    )
+    calls = [tool_call(b.get("id"), b.get("name"), b.get("input")) for b in blocks if b.get("type") == "tool_use"]
+    usage = usage_from_wire(data.get("usage"))
+    stop = tool_use_stop(str(data.get("stop_reason") or ""), bool(calls))
+    items = blocks if any(b.get("type") not in _PLAIN_BLOCKS for b in blocks) else []
+    return model_reply(raw, data, provider=NAME, texts=texts, calls=calls, usage=usage, stop_reason=stop, provider_items=items)
 
 
 # --- the provider ---------------------------------------------------------------------------------------
 
 
-class AnthropicProvider:
-    """A model behind the Anthropic Messages API. `base_url`: any compatible server (default: Anthropic's)."""
+class AnthropicProvider(SDKProvider["anthropic.Anthropic"]):
+    """A model behind the Anthropic Messages API. `base_url`: any compatible server (default: Anthropic's).
+    `thinking_budget`: extended thinking on, with that many tokens (`max_output_tokens` must exceed it)."""
 
     name: str = NAME
+    key_env = KEY_ENV
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-        thinking_budget: int | None = None,
-        client: anthropic.Anthropic | None = None,
-        extra_request: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.model = model
-        self.extra_request = dict(extra_request or {})  # merged over each request (the judge's JSON schema)
-        self.max_output_tokens = max_output_tokens
+    def __init__(self, model: str, *, thinking_budget: int | None = None, **settings: Unpack[Settings]) -> None:
+        super().__init__(model, **settings)
         self.thinking_budget = thinking_budget
-        self._client = client if client is not None else make_anthropic_client(base_url, timeout_s)
 
-    def complete(self, conversation: Conversation) -> ModelReply:
+    def make_client(self, base_url: str | None, timeout_s: float) -> anthropic.Anthropic:
+        return make_anthropic_client(base_url, timeout_s)
+
+    def sdk_error(self) -> type[Exception]:
         import anthropic  # noqa: PLC0415 (heavy anthropic SDK: loaded only when a provider is used)
 
-        request = to_request(
+        return anthropic.AnthropicError
+
+    def api_secret(self) -> str | None:
+        return self._client.api_key or self._client.auth_token
+
+    def request_for(self, conversation: Conversation) -> dict[str, Any]:
+        return to_request(
             conversation, self.model, max_output_tokens=self.max_output_tokens, thinking_budget=self.thinking_budget
         )
-        try:
-            raw = self._client.messages.create(**(request | self.extra_request))
-        except anthropic.AnthropicError as exc:
-            secret = self._client.api_key or self._client.auth_token
-            raise provider_error(exc, provider=self.name, model=self.model, secret=secret, key_env="ANTHROPIC_API_KEY") from None
+
+    def send(self, request: dict[str, Any]) -> Any:
+        return self._client.messages.create(**request)
+
+    def reply_from(self, raw: Any) -> ModelReply:
         return from_response(raw)

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
 from workbench.errors import UsageError
+from workbench.llm.adapter_base import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_S
 from workbench.llm.anthropic_messages import AnthropicProvider
-from workbench.llm.openai_chat import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_S, OpenAIChatProvider
+from workbench.llm.openai_chat import OpenAIChatProvider
 from workbench.llm.openai_responses import OpenAIResponsesProvider
 from workbench.llm.provider import Provider
 

@@ -15,9 +15,7 @@ Reasoning models (o-series, gpt-5, codex; or `reasoning=True`) are asked for
 `include=["reasoning.encrypted_content"]`, which stateless calls need to send reasoning back.
 `conversation.cache_key` is sent as `prompt_cache_key`.
 
-Usage: `uncached_input = input_tokens - cached_tokens - cache_write_tokens`, `cache_read = cached_tokens`,
-`cache_write = cache_write_tokens`, `reasoning = reasoning_tokens`, `output = output_tokens -
-reasoning_tokens`: the buckets sum to `total_tokens`.
+Usage: `input_tokens` and `output_tokens` with their details, split as `openai_client` says.
 
 Stop reasons: "tool_use" when the output calls a function, else "end_turn"; an `incomplete` response gives
 its reason ("max_output_tokens" -> "max_tokens"); a `failed` one "failed".
@@ -25,33 +23,15 @@ its reason ("max_output_tokens" -> "max_tokens"); a `failed` one "failed".
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack
 
-from workbench.llm.conversation import (
-    AssistantTurn,
-    Conversation,
-    ModelReply,
-    ToolCallRequest,
-    ToolResultsTurn,
-    UserTurn,
-)
-from workbench.llm.openai_chat import (
-    DEFAULT_MAX_OUTPUT_TOKENS,
-    DEFAULT_TIMEOUT_S,
-    as_int,
-    make_openai_client,
-    parse_tool_arguments,
-    request_id_of,
-    wire_dict,
-)
-from workbench.llm.retry import provider_error
+from workbench.llm.adapter_base import DEFAULT_MAX_OUTPUT_TOKENS, Settings
+from workbench.llm.conversation import Conversation, ModelReply, ToolCallRequest
+from workbench.llm.openai_client import OpenAIProvider, openai_usage
 from workbench.llm.usage import Usage
-
-if TYPE_CHECKING:
-    import openai
+from workbench.llm.wire import TurnItems, assistant_items, model_reply, per_message, tool_call, wire_dict
 
 NAME = "openai-responses"
 
@@ -67,20 +47,15 @@ def is_reasoning_model(model: str) -> bool:
 # --- request --------------------------------------------------------------------------------------------
 
 
-def _assistant_items(turn: AssistantTurn) -> list[dict[str, Any]]:
-    """The turn's own output items when it came from this adapter (with whatever of its text and calls they
-    lack appended), else items rebuilt from its text and tool calls."""
-    own = list(turn.provider_items) if turn.provider == NAME else []
-    items: list[dict[str, Any]] = []
-    if turn.text and not any(item.get("type") == "message" for item in own):
-        items.append({"role": "assistant", "content": turn.text})
-    sent_calls = {item.get("call_id") for item in own if item.get("type") == "function_call"}
-    items.extend(
-        {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.raw_arguments}
-        for call in turn.tool_calls
-        if call.id not in sent_calls
-    )
-    return own + items
+def _call_item(call: ToolCallRequest) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.raw_arguments}
+
+
+def _text_item(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+_TURN_ITEMS = TurnItems("message", "function_call", "call_id", _text_item, _call_item)
 
 
 def to_request(
@@ -93,14 +68,14 @@ def to_request(
 ) -> dict[str, Any]:
     """The keyword arguments of `client.responses.create` for `conversation` (deterministic). `reasoning`:
     ask for encrypted reasoning (None: when `is_reasoning_model(model)`)."""
-    items: list[dict[str, Any]] = []
-    for message in conversation.messages:
-        if isinstance(message, UserTurn):
-            items.append({"role": "user", "content": message.text})
-        elif isinstance(message, AssistantTurn):
-            items.extend(_assistant_items(message))
-        elif isinstance(message, ToolResultsTurn):
-            items.extend({"type": "function_call_output", "call_id": r.call_id, "output": r.content} for r in message.results)
+    items = per_message(
+        conversation.messages,
+        user=lambda turn: [{"role": "user", "content": turn.text}],
+        assistant=lambda turn: assistant_items(turn, NAME, _TURN_ITEMS),
+        tool_results=lambda turn: [
+            {"type": "function_call_output", "call_id": r.call_id, "output": r.content} for r in turn.results
+        ],
+    )
     request: dict[str, Any] = {"model": model}
     if conversation.system:
         request["instructions"] = conversation.system
@@ -126,22 +101,7 @@ def to_request(
 
 def usage_from_wire(usage: Mapping[str, Any] | None) -> Usage:
     """The Responses `usage` object as `Usage` (see the module's docstring)."""
-    if not usage:
-        return Usage()
-    total_in = as_int(usage.get("input_tokens"))
-    total_out = as_int(usage.get("output_tokens"))
-    in_details = usage.get("input_tokens_details") or {}
-    out_details = usage.get("output_tokens_details") or {}
-    cached = min(as_int(in_details.get("cached_tokens")), total_in)
-    cache_write = min(as_int(in_details.get("cache_write_tokens")), total_in - cached)
-    reasoning = min(as_int(out_details.get("reasoning_tokens")), total_out)
-    return Usage(
-        uncached_input=total_in - cached - cache_write,
-        cache_read=cached,
-        cache_write=cache_write,
-        output=total_out - reasoning,
-        reasoning=reasoning,
-    )
+    return openai_usage(usage, "input_tokens", "output_tokens")
 
 
 def _message_text(item: Mapping[str, Any]) -> str:
@@ -163,25 +123,13 @@ def from_response(raw: Any) -> ModelReply:
     arguments."""
     data = wire_dict(raw)
     output: list[dict[str, Any]] = [dict(item) for item in data.get("output") or [] if isinstance(item, Mapping)]
-    texts: list[str] = []
-    calls: list[ToolCallRequest] = []
-    for item in output:
-        if item.get("type") == "message" and item.get("role", "assistant") == "assistant":
-            text = _message_text(item)
-            if text:
-                texts.append(text)
-        elif item.get("type") == "function_call":
-            raw_arguments = item.get("arguments")
-            raw_arguments = raw_arguments if isinstance(raw_arguments, str) else json.dumps(raw_arguments)
-            calls.append(
-                ToolCallRequest(
-                    id=str(item.get("call_id") or item.get("id") or ""),
-                    name=str(item.get("name") or ""),
-                    raw_arguments=raw_arguments,
-                    arguments=parse_tool_arguments(raw_arguments),
-                )
-            )
-    provider_items = output if any(_needs_round_trip(item) for item in output) else []
+    messages = [item for item in output if item.get("type") == "message" and item.get("role", "assistant") == "assistant"]
+    texts = [text for text in map(_message_text, messages) if text]
+    calls = [
+        tool_call(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments"))
+        for item in output
+        if item.get("type") == "function_call"
+    ]
     status = data.get("status")
     if status == "incomplete":
         reason = (data.get("incomplete_details") or {}).get("reason") or "incomplete"
@@ -190,56 +138,38 @@ def from_response(raw: Any) -> ModelReply:
         stop = "failed"
     else:
         stop = "tool_use" if calls else "end_turn"
-    return ModelReply(
-        turn=AssistantTurn(text="\n\n".join(texts), tool_calls=calls, provider=NAME, provider_items=provider_items),
-        usage=usage_from_wire(data.get("usage")),
-        model=str(data.get("model") or ""),
-        stop_reason=stop,
-        request_id=request_id_of(raw),
-    )
+    usage = usage_from_wire(data.get("usage"))
+    items = output if any(_needs_round_trip(item) for item in output) else []
+    return model_reply(raw, data, provider=NAME, texts=texts, calls=calls, usage=usage, stop_reason=stop, provider_items=items)
 
 
 # --- the provider ---------------------------------------------------------------------------------------
 
 
-class OpenAIResponsesProvider:
-    """A model behind the Responses API. `base_url`: any compatible server (default: OpenAI's)."""
+class OpenAIResponsesProvider(OpenAIProvider):
+    """A model behind the Responses API. `base_url`: any compatible server (default: OpenAI's). `reasoning`:
+    ask for encrypted reasoning (None: when `is_reasoning_model(model)`)."""
 
     name: str = NAME
 
     def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-        reasoning: bool | None = None,
-        reasoning_effort: str | None = None,
-        client: openai.OpenAI | None = None,
-        extra_request: Mapping[str, Any] | None = None,
+        self, model: str, *, reasoning: bool | None = None, reasoning_effort: str | None = None, **settings: Unpack[Settings]
     ) -> None:
-        self.model = model
-        self.extra_request = dict(extra_request or {})  # merged over each request (the judge's JSON schema)
-        self.max_output_tokens = max_output_tokens
+        super().__init__(model, **settings)
         self.reasoning = reasoning
         self.reasoning_effort = reasoning_effort
-        self._client = client if client is not None else make_openai_client(base_url, timeout_s)
 
-    def complete(self, conversation: Conversation) -> ModelReply:
-        import openai  # noqa: PLC0415 (heavy openai SDK: loaded only when a provider is used)
-
-        request = to_request(
+    def request_for(self, conversation: Conversation) -> dict[str, Any]:
+        return to_request(
             conversation,
             self.model,
             max_output_tokens=self.max_output_tokens,
             reasoning=self.reasoning,
             reasoning_effort=self.reasoning_effort,
         )
-        try:
-            raw = self._client.responses.create(**(request | self.extra_request))
-        except openai.OpenAIError as exc:
-            raise provider_error(
-                exc, provider=self.name, model=self.model, secret=self._client.api_key, key_env="OPENAI_API_KEY"
-            ) from None
+
+    def send(self, request: dict[str, Any]) -> Any:
+        return self._client.responses.create(**request)
+
+    def reply_from(self, raw: Any) -> ModelReply:
         return from_response(raw)

@@ -21,8 +21,9 @@ from workbench.judge.scores import judgements
 from workbench.llm.usage import Spend
 from workbench.scoring.records import Group, JudgeRecord, RevisionRecord, SessionRecord, WorkloadRecord
 from workbench.session.config import CONFIG_NAME, load_config
-from workbench.session.eventlog import LOG_NAME, read_log
+from workbench.session.eventlog import read_log
 from workbench.session.events import Event, ModelCall, Revision
+from workbench.session.layout import LOG_NAME
 from workbench.session.state import SessionState, select_submission
 from workbench.session.store import SessionNotFound, SessionStore
 
@@ -77,6 +78,43 @@ def find_sessions(paths: Sequence[Path | str], store: SessionStore | None = None
     if not unique:
         raise UsageError("no sessions found" + (f" in {', '.join(str(p) for p in paths)}" if paths else ""))
     return list(unique.values())
+
+
+def is_shipped_example(path: Path, store: SessionStore) -> bool:
+    """Whether `path` is (in) the store's shipped examples folder."""
+    return store.examples is not None and path.resolve().is_relative_to(store.examples.resolve())
+
+
+def names_examples(named: Sequence[Path | str], store: SessionStore) -> bool:
+    """Whether a command line names the shipped examples themselves (their folder, or one of them by path or
+    id): asked for by name, they are counted."""
+    for item in named:
+        path = Path(item)
+        if path.exists():
+            if is_shipped_example(path, store):
+                return True
+            continue
+        try:
+            if store.resolve(str(item)).read_only:
+                return True
+        except WorkbenchError:
+            continue
+    return False
+
+
+def without_examples(
+    folders: Sequence[Path], named: Sequence[Path | str], store: SessionStore, examples: bool
+) -> tuple[list[Path], int]:
+    """The one rule of the commands that count sessions (`report`, `judge agreement`): the shipped examples
+    are left out unless asked for (`examples`, the commands' --examples) or named on the command line, even
+    when a folder named holds them (the sessions root holds sessions/examples/). Returns the folders kept and
+    how many were left out. UsageError when only examples were found."""
+    if examples or store.examples is None or names_examples(named, store):
+        return list(folders), 0
+    kept = [folder for folder in folders if not is_shipped_example(folder, store)]
+    if not kept:
+        raise UsageError("only shipped example sessions were found; --examples counts them")
+    return kept, len(folders) - len(kept)
 
 
 def _model_of(events: Sequence[Event]) -> str | None:

@@ -115,6 +115,14 @@ class SessionRecord(_Record):
             return f"infrastructure: {self.outcome_reason}"
         return None
 
+    @property
+    def turns(self) -> int | None:
+        """Its model turns: an agent session's (0 before its first call); None for a human's, a command's or a
+        replay's, whose steps are revisions, not turns."""
+        if self.group.driver != "agent":
+            return None
+        return self.steps if self.axis == "turn" else 0
+
     def revision(self, rev: int | None) -> RevisionRecord | None:
         return next((r for r in self.revisions if r.rev == rev), None) if rev is not None else None
 

@@ -184,7 +184,7 @@ class TokenRow(_Model):
     group: str
     config: str  # a guidance configuration, or "design"
     sessions: int
-    steps: int
+    turns: int | None  # model turns of its agent sessions; None: no agent sessions (a human's, a command's)
     tokens: Spend
 
 
@@ -383,6 +383,12 @@ def _cell(label: str, config: str, task: str, sessions: list[SessionRecord], bas
     )
 
 
+def _turns(sessions: Sequence[SessionRecord]) -> int | None:
+    """The model turns of these sessions' agents; None when none is an agent's (revisions are not turns)."""
+    turns = [t for s in sessions if (t := s.turns) is not None]
+    return sum(turns) if turns else None
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return metrics.mean(present) if present else None
@@ -547,7 +553,7 @@ def score(
                     group=label,
                     config=config,
                     sessions=len(counted),
-                    steps=sum(s.steps for s in counted),
+                    turns=_turns(counted),
                     tokens=sum((s.tokens for s in counted), Spend()),
                 )
             )
@@ -577,7 +583,7 @@ def score(
                 group=label,
                 config="design",
                 sessions=len(latest),
-                steps=sum(r.steps for r in latest.values()),
+                turns=_turns(list(latest.values())),
                 tokens=sum((r.tokens for r in latest.values()), Spend()),
             )
         )

@@ -338,24 +338,27 @@ def table6(r: Results) -> Table:
         Column(key="model", title="model"),
         Column(key="config", title="guidance"),
         Column(key="sessions", title="sessions", kind="int"),
-        Column(key="steps", title="turns", kind="int"),
+        Column(key="turns", title="turns", kind="int"),
         *(Column(key=b, title=TOKEN_TITLES.get(b, b.replace("_", " ")), kind="tokens") for b in TOKEN_BUCKETS),
         Column(key="total_tokens", title="total", kind="tokens"),
         Column(key="cost_usd", title="cost", kind="usd"),
         Column(key="unpriced_calls", title="unpriced calls", kind="int"),
     ]
 
-    def row(label: str, config: str, sessions: int, steps: int, t: Spend) -> list[Cell]:
+    def row(label: str, config: str, sessions: int, turns: int | None, t: Spend) -> list[Cell]:
         cost = t.cost_usd if t.calls > t.unpriced_calls else None
         total = t.input_tokens + t.output_tokens
-        return [label, config, sessions, steps, *(getattr(t, b) for b in TOKEN_BUCKETS), total, cost, t.unpriced_calls]
+        return [label, config, sessions, turns, *(getattr(t, b) for b in TOKEN_BUCKETS), total, cost, t.unpriced_calls]
 
-    rows = [row(t.group, t.config, t.sessions, t.steps, t.tokens) for t in r.tokens]
+    rows = [row(t.group, t.config, t.sessions, t.turns, t.tokens) for t in r.tokens]
     for config in dict.fromkeys(t.config for t in r.tokens):
         mine = [t for t in r.tokens if t.config == config]
         total = sum((t.tokens for t in mine), Spend())
-        rows.append(row("total", config, sum(t.sessions for t in mine), sum(t.steps for t in mine), total))
+        turns = [t.turns for t in mine if t.turns is not None]
+        rows.append(row("total", config, sum(t.sessions for t in mine), sum(turns) if turns else None, total))
     notes = [
+        "turns are model turns (the model calls of agent sessions); human, command and replay sessions have none "
+        "(-) and add none to the total",
         "tokens of the model calls of the sessions that count (model_call events); output is the visible output only: "
         "reasoning (thinking) tokens are their own column, billed at the output price; the five columns sum to the "
         "total the provider reports",

@@ -9,19 +9,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from pydantic import ValidationError
 
 from workbench.errors import SessionError
 from workbench.session.events import EVENT_ADAPTER, Event
 from workbench.session.integrity import Chain
+from workbench.session.layout import LOG_NAME, SessionRef
 from workbench.session.secrets import redact, secret_values
 
-if TYPE_CHECKING:
-    from workbench.session.layout import SessionRef  # layout imports this module
-
-LOG_NAME = "events.jsonl"
 LOCK_NAME = ".runner.lock"
 
 

@@ -167,7 +167,7 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
         "command": config.command,
         "from_session": config.from_session,
         "rerun_of": config.rerun_of,
-        "state": state.status_word()[0],
+        "state": state.status_word(running)[0],
         "device": config.device,
         "created": config.created.isoformat(),
         "dir": str(view.ref.dir),
@@ -193,7 +193,7 @@ def view_json(view: SessionView, running: bool) -> dict[str, object]:
                 "message": r.message,
                 "files": r.files,
                 "replay_of": r.replay_of,
-                "eval": r.eval_state,
+                "eval": r.eval_word(running),
                 "superseded_by": r.superseded_by,
                 "skip_reason": r.skip_reason or None,
                 "status": r.status,
@@ -244,6 +244,7 @@ def summaries_json(rows: list[SessionSummary]) -> list[dict[str, object]]:
             "best_harness_version": r.best_harness,  # "": graded before reports recorded it
             "older_harness": r.older_harness,  # graded by another harness than this one (`regrade` updates it)
             "finished": r.finished,
+            "running": r.running,
             "state": r.state,
             "state_reason": r.state_reason,
             "example": r.read_only,
@@ -254,7 +255,14 @@ def summaries_json(rows: list[SessionSummary]) -> list[dict[str, object]]:
     ]
 
 
-STATE_STYLES = {"finished": "green", "failed": "bold red", "stopped": "yellow", "interrupted": "yellow", "example": "cyan"}
+STATE_STYLES = {
+    "running": "bold yellow",
+    "finished": "green",
+    "failed": "bold red",
+    "stopped": "yellow",
+    "interrupted": "yellow",
+    "example": "cyan",
+}
 
 
 def state_markup(word: str, why: str) -> str:
@@ -295,18 +303,22 @@ def sessions_table(rows: list[SessionSummary], root: Path) -> Table:
 # ---- `session show` ---------------------------------------------------------------------------------
 
 
-def evaluation_markup(revision: RevisionState) -> str:
-    """A revision's evaluation as console markup: its status, skipped (by which revision), or its queue state."""
+def evaluation_markup(revision: RevisionState, running: bool) -> str:
+    """A revision's evaluation as console markup: its status, skipped (by which revision), or its queue state
+    (`running`: whether a runner holds the session now; without one a started evaluation was interrupted)."""
     if revision.eval_state == "finished":
         return f"[{status_style(revision.status)}]{revision.status}[/]"
     if revision.eval_state == "skipped":
         if revision.skip_reason == "template":
             return "[dim]template (not evaluated)[/]"
         return f"[dim]skipped (rev {revision.superseded_by})[/]"
-    return f"[yellow]{revision.eval_state}[/]"
+    word = revision.eval_word(running)
+    if word == "interrupted":
+        return "[yellow]interrupted[/] [dim](its runner ended mid-evaluation; a resume evaluates it again)[/]"
+    return f"[yellow]{word}[/]"
 
 
-def revisions_table(state: SessionState) -> Table:
+def revisions_table(state: SessionState, running: bool) -> Table:
     """`session show`: one row per revision with its evaluation, per-workload status and latency, speedup."""
     table = Table(title_justify="left")
     for column in ("rev", "sha", "author", "evaluation", "workloads", "speedup", "note"):
@@ -321,7 +333,7 @@ def revisions_table(state: SessionState) -> Table:
             str(r.rev),
             r.sha[:10],
             r.author,
-            evaluation_markup(r),
+            evaluation_markup(r, running),
             escape("\n".join(workload_brief(w) for w in r.workloads)) or "-",
             format_speedup(r.geomean_speedup),
             escape(note),
@@ -341,7 +353,11 @@ def session_show(view: SessionView, running: bool) -> list[RenderableType]:
     """What `session show` prints, in order: the header lines, the revisions table, the submission and
     any log lines the reader skipped."""
     config, state, ref = view.config, view.state, view.ref
-    status = "running" if running else (f"finished: {state.finished.reason}" if state.finished else "not running")
+    word, why = state.status_word(running)  # the one rule of `session list` and the workbench
+    if state.finished is None or running:
+        status = f"{word}: {why}" if why else word
+    else:
+        status = f"{word}: {state.finished.reason}" + (f" ({why})" if why and why != state.finished.reason else "")
     lines = [
         f"[bold]{config.id}[/]" + (" (shipped example, read-only)" if ref.read_only else ""),
         f"task {config.task}   guidance {config.guidance}   driver {config.driver}   device {config.device}   "
@@ -361,7 +377,7 @@ def session_show(view: SessionView, running: bool) -> list[RenderableType]:
     if state.excluded is not None:
         lines.append(f"[yellow]excluded[/]: {escape(state.excluded.reason)} (`session include {config.id}` counts it again)")
     parts: list[RenderableType] = [Text.from_markup(line) for line in lines]
-    parts.append(revisions_table(state))
+    parts.append(revisions_table(state, running))
     submission = submission_line(state)
     if submission is not None:
         parts.append(Text(submission))

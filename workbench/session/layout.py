@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.session.config import CONFIG_NAME
-from workbench.session.eventlog import LOG_NAME
 
+LOG_NAME = "events.jsonl"  # the event log (eventlog.py reads and writes it)
 WORKSPACE_NAME = "workspace"
 BUNDLE_NAME = "workspace.bundle"  # recorded sessions shipped in the repository keep their git history here
 BRIEF_NAME = "BRIEF.md"

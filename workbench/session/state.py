@@ -113,6 +113,12 @@ class RevisionState:
         """The harness that made the latest grade ("": one older than the recorded versions; None: no grade)."""
         return self.report.harness_version if self.report else None
 
+    def eval_word(self, running: bool) -> str:
+        """Its evaluation in a word, knowing whether a runner holds the session now (`running`): an evaluation
+        the log leaves started while no runner runs the session was cut off with its runner ("interrupted";
+        a resume evaluates it again), else `eval_state`."""
+        return "interrupted" if self.eval_state == "running" and not running else self.eval_state
+
     @property
     def workloads(self) -> list[WorkloadState]:
         if self.report is None:
@@ -219,11 +225,17 @@ class SessionState:
         """How the driver's run ended (None: it has not ended, or the runner died before it could say)."""
         return outcome_of(self.driver_finished) if self.driver_finished is not None else None
 
-    def status_word(self) -> tuple[str, str]:
-        """The session's state in a word, and why (empty when the word says it all): "not started" (never
-        run), "interrupted" (its runner ended without finishing it: resumable), "stopped" (someone stopped it),
-        "failed" (the driver could not do its work: a command not found, a provider that failed; or the
-        agent's command failed), "finished" (ran to its end). A running session is told by its lock."""
+    def status_word(self, running: bool = False) -> tuple[str, str]:
+        """The session's state in a word, and why (empty when the word says it all): "running" (a runner holds
+        its lock now: `running`, from SessionStore.is_running, whatever the log says so far), "not started"
+        (never run), "interrupted" (its runner ended without finishing it: resumable), "stopped" (someone
+        stopped it), "failed" (the driver could not do its work: a command not found, a provider that failed;
+        or the agent's command failed), "finished" (ran to its end). The one rule of `session list`,
+        `session show`, `session compare` and the workbench."""
+        return session_word(self.ended_word(), running)
+
+    def ended_word(self) -> tuple[str, str]:
+        """What the log alone says (status_word without a runner): everything but "running"."""
         if not self.starts:
             return "not started", ""
         if self.finished is None:
@@ -257,6 +269,12 @@ class SessionState:
             return chosen
         evaluated = [r for r in self.ordered() if r.eval_state == "finished"]
         return evaluated[-1] if evaluated else None
+
+
+def session_word(logged: tuple[str, str], running: bool) -> tuple[str, str]:
+    """A session's state word and why from what its log says (`SessionState.ended_word`) and whether a runner
+    holds it now: a session being run is "running", whatever its log says so far."""
+    return ("running", "") if running else logged
 
 
 def select_submission(revisions: list[RevisionState]) -> tuple[RevisionState | None, str]:

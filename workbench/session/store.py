@@ -22,7 +22,7 @@ import builtins
 import fcntl
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from workbench.session.config import CONFIG_NAME, ConfigError, SessionConfig, lo
 from workbench.session.eventlog import LOCK_NAME, BadLine, LogTail, lock_pid, read_log
 from workbench.session.events import Event
 from workbench.session.layout import SessionRef
-from workbench.session.state import SessionState, older_harness
+from workbench.session.state import SessionState, older_harness, session_word
 from workbench.session.workspace import Workspace, WorkspaceError
 
 EXAMPLES_DIR = paths.REPO_ROOT / "sessions" / "examples"  # the shipped examples (paths.examples_root's default)
@@ -79,8 +79,10 @@ class SessionSummary:
     best_speedup: float | None = None
     best_harness: str | None = None  # the harness version of the best revision's latest grade ("": unknown)
     finished: bool = False
-    state: str = ""  # SessionState.status_word: not started, interrupted, stopped, failed, finished
+    state: str = ""  # SessionState.status_word: running, not started, interrupted, stopped, failed, finished
     state_reason: str = ""  # why, for stopped, failed and interrupted
+    running: bool = False  # a runner holds the session's lock (checked at every `summary` call, never cached)
+    logged_state: tuple[str, str] = ("", "")  # what the log alone says (SessionState.ended_word)
     foreign_lines: int = 0  # log lines the runner did not write (ignored): the log was tampered with
     problem: str | None = None
 
@@ -202,14 +204,21 @@ class SessionStore:
         return view, tail
 
     def summary(self, ref: SessionRef) -> SessionSummary:
-        """The session's row; read again only when its log or session.toml changed since the last call.
+        """The session's row; its files are read again only when its log or session.toml changed since the
+        last call, while whether a runner holds it (`running`, and the state word) is checked every time: a
+        session can be run with no new line in its log for a long while (a human's, a command's first seconds).
         SessionSummary.problem is set when session.toml cannot be read."""
         stamp = _stamp(ref)
         with self._summaries_lock:
             cached = self._summaries.get(ref)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        row = self._read_summary(ref)
+        fresh = cached is None or cached[0] != stamp
+        row = self._read_summary(ref) if fresh or cached is None else cached[1]
+        running = row.problem is None and self.is_running(ref)
+        if running != row.running:
+            word, why = session_word(row.logged_state, running)
+            row = replace(row, running=running, state=word, state_reason=why)
+        elif not fresh:
+            return row  # the same row as before: nothing changed
         with self._summaries_lock:
             self._summaries[ref] = (stamp, row)
         return row
@@ -220,7 +229,7 @@ class SessionStore:
         except ConfigError as exc:
             return SessionSummary(ref, problem=str(exc))
         best = view.state.best()
-        word, why = view.state.status_word()
+        word, why = view.state.ended_word()
         return SessionSummary(
             ref=ref,
             task=view.config.task,
@@ -236,6 +245,7 @@ class SessionStore:
             finished=view.state.finished is not None,
             state=word,
             state_reason=why,
+            logged_state=(word, why),
             foreign_lines=sum(1 for b in view.bad_lines if FOREIGN in b.message),
         )
 

@@ -21,18 +21,10 @@ from pathlib import Path
 from workbench.catalog.loader import load_task
 from workbench.harness.checker.launch import Launched, launch, launch_warm
 from workbench.harness.checker.pipe import ResultPipe, progress
+from workbench.harness.checker.task_fault import task_fault_message
 from workbench.harness.policy import checker as policy_checker
 from workbench.harness.protocol.messages import EvalRequest
 from workbench.harness.protocol.report import EvalReport, Status, Violation
-
-
-def task_fault_message(exc: BaseException, task_dir: Path) -> str:
-    """One line: which task file failed, where, and how (the traceback's innermost frame in the task)."""
-    import traceback  # noqa: PLC0415 (only on a task's failure)
-
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(str(task_dir.resolve()))]
-    where = f" ({Path(frames[-1].filename).name} line {frames[-1].lineno})" if frames else ""
-    return f"the task {task_dir.name} cannot be used: {type(exc).__name__}: {exc}{where}"
 
 
 def main(argv: list[str]) -> int:
@@ -72,7 +64,8 @@ def _check(results: ResultPipe, warm: socket.socket | None, started: float) -> i
     try:
         static = policy_checker.check_source(source, str(solution_file))
     except SyntaxError as exc:
-        return early(task.id, "compile_error", f"SyntaxError: {exc.msg} (solution.py line {exc.lineno})")
+        where = f" ({solution_file.name} line {exc.lineno})" if exc.lineno else f" ({solution_file.name})"
+        return early(task.id, "compile_error", f"SyntaxError: {exc.msg}{where}")
     if static and request.static_policy:
         return early(task.id, "policy_violation", static[0].describe(), static)
     if not policy_checker.has_run_function(source):

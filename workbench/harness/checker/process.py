@@ -39,11 +39,11 @@ from workbench.harness.checker.correctness import (
 )
 from workbench.harness.checker.crosscheck import HIDDEN_SLACK_MS, NULL_CALLS, NullCalibration, cross_check
 from workbench.harness.checker.draws import rejection_level
-from workbench.harness.checker.entry import task_fault_message
 from workbench.harness.checker.host_times import HostDelta
 from workbench.harness.checker.launch import Launched
 from workbench.harness.checker.pipe import ResultPipe, progress
 from workbench.harness.checker.remote import RemoteSolution, SolutionFailure
+from workbench.harness.checker.task_fault import task_fault_message
 from workbench.harness.protocol.devices import expert_floor_ms, peaks_for, reference_floor_ms
 from workbench.harness.protocol.messages import EvalRequest
 from workbench.harness.protocol.report import EvalReport, Status, TimingStats, Violation, WorkloadResult, overall_status
