@@ -6,6 +6,7 @@ process that makes other values than asked fails the checks."""
 
 from __future__ import annotations
 
+import gc
 import shutil
 import threading
 from collections.abc import Iterator
@@ -53,6 +54,16 @@ def checker() -> Iterator[Checker]:
     c = Checker()
     yield c
     c.close()
+    gc.unfreeze()  # the host's init froze this test process's objects and turned automatic collection off
+    gc.enable()
+
+
+def test_init_freezes_what_exists_before_solution_code_and_leaves_collections_to_the_guard(checker: Checker) -> None:
+    """After init nothing but the solution's own objects is left for a collection to walk (the full one
+    between workloads runs under the guard and costs microseconds), and no collection runs by itself."""
+    Case("rmsnorm_bwd").init(checker)
+    assert gc.get_freeze_count() > 1000
+    assert not gc.isenabled()
 
 
 def _digest(value: Any) -> int:

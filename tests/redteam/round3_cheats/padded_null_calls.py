@@ -7,6 +7,7 @@ import time
 
 
 def _tamper() -> None:
+    gc.unfreeze()  # the host froze its own objects at init: get_objects lists only what is not frozen
     for obj in gc.get_objects():
         if type(obj).__name__ == "Host" and hasattr(obj, "channel"):
             send = obj.channel.send

@@ -21,6 +21,7 @@ _answers = {}
 
 
 def _tamper() -> None:
+    gc.unfreeze()  # the host froze its own objects at init: get_objects lists only what is not frozen
     for obj in gc.get_objects():  # the host's table of request handlers
         if isinstance(obj, dict) and "generate" in obj and "put" in obj and hasattr(obj.get("generate"), "__self__"):
             original = obj["generate"]
