@@ -5,6 +5,7 @@ inputs run on its smoke workloads, as the harness will call them."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -72,10 +73,28 @@ def test_a_small_import_from_the_command_line(tmp_path: Path) -> None:
     into = tmp_path / "kb"
     result = CliRunner().invoke(
         app,
-        ["import", "kernelbench", str(PACKS / "kernelbench"), "--level", "1", "--problems", "1[89]_*.py", "--into", str(into)],
+        [
+            "import",
+            "kernelbench",
+            str(PACKS / "kernelbench"),
+            "--level",
+            "1",
+            "--problems",
+            "1[89]_*.py",
+            "--into",
+            str(into),
+            "--report",
+            str(tmp_path / "report.json"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "imported 0, skipped 2 (1 inputs from an unseeded global generator, 1 outputs that are not tensors)" in result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["problems"] == 2 and report["skipped"] == {
+        "inputs from an unseeded global generator": 1,
+        "outputs that are not tensors": 1,
+    }
+    assert [o["reason"] for o in report["outcomes"]] == ["unseeded_generator", "non_tensor_output"]
     bad = CliRunner().invoke(app, ["import", "gpumode", str(PACKS / "kernelbench"), "--into", str(into)])
     assert bad.exit_code == 2 and "no GPU MODE problems" in bad.output
 
@@ -119,6 +138,7 @@ def test_kernelbench_pack_imports_and_skips_with_reasons(kernelbench: ImportSumm
 @pytest.mark.slow
 def test_gpumode_pack_imports_and_skips_with_reasons(gpumode: ImportSummary) -> None:
     assert _outcomes(gpumode) == {
+        "practice/all_gather": "multi_rank",
         "practice/histogram": "imported",
         "practice/matmul": "imported",
         "practice/numpy_noise": "unseeded_generator",

@@ -76,7 +76,7 @@ def test_yamlish_reads_the_task_yml_subset() -> None:
 
 def test_kernelbench_discovery_levels_globs_and_ids() -> None:
     found = kernelbench_problems(PACKS / "kernelbench")
-    assert len(found) == 30 and {p.level for p in found} == {1, 2, 3}
+    assert len(found) == 40 and {p.level for p in found} == {1, 2, 3}
     assert found[0].task_id == "kb_l1_1_square_matmul" and found[0].name == "level1/1_Square_matmul.py"
     assert [p.name for p in kernelbench_problems(PACKS / "kernelbench", level=2, pattern="*Noise*")] == [
         "level2/5_Linear_Noise.py"
@@ -99,7 +99,7 @@ def test_a_pack_of_the_wrong_format_or_a_bad_path_is_a_clear_error(tmp_path: Pat
 
 def test_gpumode_discovery_reads_task_yml_and_the_files_it_names() -> None:
     found = {p.name: p for p in gpumode_problems(PACKS / "gpumode")}
-    assert len(found) == 8
+    assert len(found) == 9
     vectoradd = found["practice/vectoradd"]
     assert vectoradd.task_id == "gm_practice_vectoradd" and set(vectoradd.sources) == {"reference", "task", "utils"}
     assert vectoradd.manifest["benchmarks"] == [{"size": 2048, "seed": 21}, {"size": 8192, "seed": 22}]

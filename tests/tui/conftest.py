@@ -73,3 +73,7 @@ async def settle(pilot: Pilot[None]) -> None:
     else:
         footer = pilot.app.screen.query_one(WorkbenchFooter)
         raise AssertionError(f"the footer never showed the keys of the screen's bindings: {footer.describe()}")
+    for _ in range(2):  # a tab bar moves its underline after a refresh, sliding: a snapshot must not catch it mid-way
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.wait_for_animation()

@@ -81,8 +81,8 @@ def check_provider(
     check.steps.append(Step("client", True, f"{client.name}" + (f" at {base_url}" if base_url else "")))
     try:
         reply = client.complete(PROBE)
-    except ProviderError as exc:
-        check.steps.append(Step("call", False, exc.message))
+    except ProviderError as exc:  # its message starts "<api> model <model>: ", which `failure` says once
+        check.steps.append(Step("call", False, exc.message.removeprefix(f"{client.name} model {client.model}: ")))
         return check
     tokens = reply.usage.input_tokens + reply.usage.output_tokens
     check.steps.append(Step("call", True, f"answered by {reply.model or model} ({tokens} tokens), a request with tools accepted"))

@@ -40,6 +40,12 @@ def failed_attempts(statuses: Iterable[UnitStatus]) -> int:
     return sum(1 for status in statuses if status.attempt_failed and status.state in ("finished", "judged"))
 
 
+def skipped_units(statuses: Iterable[UnitStatus]) -> int:
+    """Units done whose evaluations were skipped (the task needs more device memory than the GPU had): neither
+    passed nor failed attempts, counted apart."""
+    return sum(1 for status in statuses if status.skipped and status.state in ("finished", "judged"))
+
+
 @dataclass(frozen=True)
 class UnitRow:
     unit: Unit
@@ -63,6 +69,7 @@ class Cell:
     done: int = 0
     passed: int = 0
     failed_attempts: int = 0  # done, nothing passed (or no design): a result scored 0
+    skipped: int = 0  # done, evaluations skipped (more device memory than the GPU had): not a failure
     running: int = 0
     failed: int = 0  # faults: sessions that failed (retried) or were given up
     spend_usd: float | None = 0.0  # None: a unit's model has no price
@@ -94,6 +101,10 @@ class CampaignStatus:
         return failed_attempts(r.status for r in self.rows if is_done(r.state, self.judged))
 
     @property
+    def skipped(self) -> int:
+        return skipped_units(r.status for r in self.rows if is_done(r.state, self.judged))
+
+    @property
     def complete(self) -> bool:
         return all(is_done(r.state, self.judged) or r.state == "gave_up" for r in self.rows)
 
@@ -113,6 +124,7 @@ class CampaignStatus:
         for key, cell in cells.items():
             cell.spend_usd = spend_of(r.status for r in rows[key])
             cell.failed_attempts = failed_attempts(r.status for r in rows[key] if is_done(r.state, self.judged))
+            cell.skipped = skipped_units(r.status for r in rows[key] if is_done(r.state, self.judged))
         return list(cells.values())
 
     def to_json(self) -> dict[str, object]:
@@ -123,6 +135,7 @@ class CampaignStatus:
             "complete": self.complete,
             "done": self.done,
             "failed_attempts": self.failed_attempts,
+            "skipped": self.skipped,
             "spend_usd": None if self.spend_usd is None else round(self.spend_usd, 6),
             "cells": [
                 {k: v for k, v in vars(c).items() if k != "session_ids"} | {"sessions": c.session_ids} for c in self.cells()
@@ -139,6 +152,7 @@ class CampaignStatus:
                     "state": r.state,
                     "passed": r.status.passed,
                     "failed_attempt": r.status.attempt_failed,
+                    "skipped": r.status.skipped,
                     "turns": r.status.turns,
                     "cost_usd": r.status.cost_usd,
                     "attempts": r.attempts,
@@ -160,4 +174,14 @@ def campaign_status(campaign: Campaign, units: list[Unit]) -> CampaignStatus:
     return CampaignStatus(campaign.name, rows, judged=campaign.spec.judge is not None)
 
 
-__all__ = ["CampaignStatus", "Cell", "UnitRow", "campaign_status", "failed_attempts", "is_done", "spend_of", "usd"]
+__all__ = [
+    "CampaignStatus",
+    "Cell",
+    "UnitRow",
+    "campaign_status",
+    "failed_attempts",
+    "is_done",
+    "skipped_units",
+    "spend_of",
+    "usd",
+]

@@ -50,6 +50,9 @@ class UnitStatus:
     # the session ended as a result with nothing that scores (no passing revision; a design run without a
     # design): a failed attempt, done once judged (0, no model asked), never retried
     attempt_failed: bool = False
+    # nothing passed and its latest evaluation was skipped: the task's workloads need more device memory than the
+    # GPU had (task.toml device_memory_gib); neither a result nor a failed attempt, counted apart
+    skipped: bool = False
     priced: bool = True  # the unit's model has a price (else its spend is unknown: status.spend_of)
 
 
@@ -76,6 +79,8 @@ def unit_status(campaign: Campaign, unit: Unit, store: SessionStore | None = Non
     devices = [r.report.device_name for r in state.ordered() if r.report is not None and r.report.device_name]
     passed = submitted is not None and submitted.passed
     designed = any(DESIGN_FILE in r.files for r in state.ordered())
+    evaluated = [r for r in state.ordered() if r.report is not None]
+    skipped = unit.kind != "design" and not passed and bool(evaluated) and evaluated[-1].status == "skipped"
     base = UnitStatus(
         "finished",
         unit.session_id,
@@ -84,17 +89,18 @@ def unit_status(campaign: Campaign, unit: Unit, store: SessionStore | None = Non
         turns=outcome.turns,
         device_name=devices[-1] if devices else "",
         judged=judged,
-        attempt_failed=not designed if unit.kind == "design" else not passed,
+        attempt_failed=not designed if unit.kind == "design" else not passed and not skipped,
+        skipped=skipped,
         priced=priced,
     )
     if running:
-        return replace(base, state="running", attempt_failed=False)
+        return replace(base, state="running", attempt_failed=False, skipped=False)
     if state.finished is None:
-        return replace(base, state="interrupted", attempt_failed=False)
+        return replace(base, state="interrupted", attempt_failed=False, skipped=False)
     if outcome.failure is not None or state.outcome == "infrastructure":  # never a result: retried
         done = state.driver_finished
         reason = outcome.failure or (done.reason if done is not None else "")
-        return replace(base, state="failed", reason=reason, attempt_failed=False)
+        return replace(base, state="failed", reason=reason, attempt_failed=False, skipped=False)
     return replace(base, state="judged") if judged else base
 
 

@@ -1,6 +1,6 @@
 """Task and guidance schemas and loading. Knows nothing of the harness, sessions or UI."""
 
-from workbench.catalog.catalog import Catalog, CatalogEntry
+from workbench.catalog.catalog import Catalog, CatalogEntry, natural_key
 from workbench.catalog.errors import CatalogError
 from workbench.catalog.guidance import CONFIGS, Guidance, GuidanceConfig, Rubric, parse_config, render
 from workbench.catalog.task import Task, TaskSpec, Workload
@@ -16,6 +16,7 @@ __all__ = [
     "Task",
     "TaskSpec",
     "Workload",
+    "natural_key",
     "parse_config",
     "render",
 ]

@@ -13,6 +13,14 @@ from workbench.catalog.loader import load_guidance, load_rubric, load_task
 from workbench.catalog.task import Task
 
 TASK_ID = re.compile(r"[A-Za-z0-9_]{1,100}")  # a folder name under the tasks root, never a path
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(name: str) -> tuple[object, ...]:
+    """The sort key of a task id (or any name) in natural order: runs of digits compare as numbers, so
+    kb_l1_2_x comes before kb_l1_10_x. Every list of tasks (`tasks`, the workbench) sorts with it."""
+    parts = _DIGITS.split(name)  # text, digits, text, ...: the same kind at the same place in every key
+    return (*(int(part) if i % 2 else part for i, part in enumerate(parts)), name)
 
 
 @dataclass(frozen=True)
@@ -33,7 +41,7 @@ class Catalog:
     def task_ids(self) -> list[str]:
         if not self.tasks_dir.is_dir():
             raise CatalogError(self.tasks_dir, "tasks folder not found")
-        return sorted(p.name for p in self.tasks_dir.iterdir() if (p / "task.toml").is_file())
+        return sorted((p.name for p in self.tasks_dir.iterdir() if (p / "task.toml").is_file()), key=natural_key)
 
     def task(self, task_id: str) -> Task:
         if not TASK_ID.fullmatch(task_id):

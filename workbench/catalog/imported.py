@@ -33,6 +33,8 @@ class ImportRecord(BaseModel):
     commit: str | None = None
     level: int | None = None  # KernelBench's level
     precision: Literal["fp32", "fp16", "bf16"] | None = None  # KernelBench's precision the task was made in
+    # each input widened beyond the peer's distribution: its level (wide, signed, scaled or peer; inputs.py's DOMAIN)
+    domain: dict[str, Literal["wide", "signed", "scaled", "peer"]] = {}
 
     def origin(self) -> str:
         """One line for people: "KernelBench level1/19_ReLU.py @ 1a2b3c4d5e6f"."""
@@ -43,7 +45,9 @@ class ImportRecord(BaseModel):
 def record_toml(record: ImportRecord) -> str:
     lines = ["# Where this task came from (d2k-workbench import); the importer writes it, nothing reads it but the catalogue"]
     for key, value in record.model_dump().items():
-        if value is not None:
+        if isinstance(value, dict):
+            lines.append(f"{key} = {{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()) + " }")
+        elif value is not None:
             lines.append(f"{key} = {json.dumps(value) if isinstance(value, str) else value}")
     return "\n".join(lines) + "\n"
 

@@ -269,11 +269,14 @@ class Tolerance(ToleranceRule):
 
 class Workload(_Strict):
     """A named set of axis values; `tolerance` replaces the task's rule at this workload only (where an axis
-    changes what is compared: states stored in bfloat16 instead of float32, say)."""
+    changes what is compared: states stored in bfloat16 instead of float32, say). `device_memory_gib` declares
+    the device memory the workload itself needs (its inputs, its outputs and one run of the reference): a device
+    with less is refused before anything starts, and the workload reported `skipped` (never a failure)."""
 
     name: Identifier
     axes: dict[str, int]
     tolerance: ToleranceRule | None = None
+    device_memory_gib: float | None = Field(default=None, gt=0)
 
     @field_validator("axes")
     @classmethod

@@ -26,7 +26,6 @@ from workbench.cli.common import (
 )
 from workbench.cli.session_cmds import DeviceOpt, WorkloadOpt, resolve_device_option, run_session, session_errors
 from workbench.errors import UsageError
-from workbench.session.config import DEFAULT_MAX_TURNS
 
 if TYPE_CHECKING:  # the agent and session packages are imported by the commands that run them
     from workbench.agent import ProviderFactory
@@ -41,7 +40,15 @@ BaseUrlOpt = Annotated[
     typer.Option("--base-url", help="An OpenAI- or Anthropic-compatible server instead (vLLM, SGLang, llama.cpp, ...)."),
 ]
 GuidanceOpt = Annotated[str, typer.Option("--guidance", help="none, L1, L1+L2 or L1+L2+L3.")]
-MaxTurnsOpt = Annotated[int, typer.Option("--max-turns", min=1, help="Model calls at most (each call is one turn).")]
+MaxTurnsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-turns",
+        min=1,
+        show_default=False,
+        help="Model calls at most (each call is one turn; default 350, the paper's budget per session).",
+    ),
+]  # None: the session's default (workbench.session.config, not imported here: it loads the session package)
 MaxUsdOpt = Annotated[float | None, typer.Option("--max-usd", help="Stop once the calls so far cost this many dollars.")]
 UnpricedOpt = Annotated[
     bool, typer.Option("--allow-unpriced", help="Run a model missing from the price table (its cost is recorded as null).")
@@ -62,6 +69,11 @@ def _check_agent(factory: ProviderFactory, agent: AgentConfig, probe: bool) -> N
         checked = check_provider(factory, agent.provider, agent.model, agent.base_url, allow_unpriced=agent.allow_unpriced)
         if checked.failure is not None:
             raise UsageError(f"{checked.failure} (no session was made; --no-check skips this check)")
+
+
+def turns(max_turns: int | None) -> dict[str, int]:
+    """--max-turns as an agent option: given, or left to the session's default."""
+    return {} if max_turns is None else {"max_turns": max_turns}
 
 
 NoCheckOpt = Annotated[
@@ -93,9 +105,10 @@ def check_provider_cmd(
     if as_json:
         steps = [{"step": s.name, "ok": s.ok, "detail": safe(s.detail)} for s in checked.steps]
         write_stdout(json.dumps({"ok": checked.ok, "provider": provider, "model": model, "steps": steps}, indent=2) + "\n")
-    else:
+    else:  # the steps that passed; a failed one is the error line below, printed once
         for step in checked.steps:
-            write_stdout(f"{'ok  ' if step.ok else 'FAIL'} {step.name}: {safe(step.detail)}\n")
+            if step.ok:
+                write_stdout(f"ok   {step.name}: {safe(step.detail)}\n")
     if checked.failure is not None:
         raise fail(safe(checked.failure), EXIT_USAGE)
 
@@ -227,7 +240,7 @@ def run_cmd(
     model: ModelOpt,
     base_url: BaseUrlOpt = None,
     guidance: GuidanceOpt = "none",
-    max_turns: MaxTurnsOpt = DEFAULT_MAX_TURNS,
+    max_turns: MaxTurnsOpt = None,
     max_usd: MaxUsdOpt = None,
     allow_unpriced: UnpricedOpt = False,
     device: DeviceOpt = "auto",
@@ -246,7 +259,7 @@ def run_cmd(
     for good (bad key, unknown model; `session run ID` resumes after a fix). Ctrl-C stops the agent and
     records the submission; `session run ID` resumes it later.
     """
-    options: dict[str, Any] = {"provider": provider, "model": model, "base_url": base_url, "max_turns": max_turns}
+    options: dict[str, Any] = {"provider": provider, "model": model, "base_url": base_url, **turns(max_turns)}
     options |= {"max_usd": max_usd, "allow_unpriced": allow_unpriced}
     _agent_session(
         services(ctx).provider_factory,
@@ -270,7 +283,7 @@ def design_cmd(
     model: ModelOpt,
     base_url: BaseUrlOpt = None,
     guidance: GuidanceOpt = "none",
-    max_turns: MaxTurnsOpt = DEFAULT_MAX_TURNS,
+    max_turns: MaxTurnsOpt = None,
     max_usd: MaxUsdOpt = None,
     allow_unpriced: UnpricedOpt = False,
     no_check: NoCheckOpt = False,
@@ -286,7 +299,7 @@ def design_cmd(
     Exit code 0 when a valid design was submitted, 1 when none was (turns or dollars used up), 2 for bad
     usage or a model provider that failed for good.
     """
-    options: dict[str, Any] = {"provider": provider, "model": model, "base_url": base_url, "max_turns": max_turns}
+    options: dict[str, Any] = {"provider": provider, "model": model, "base_url": base_url, **turns(max_turns)}
     options |= {"max_usd": max_usd, "allow_unpriced": allow_unpriced, "mode": "design"}
     _agent_session(
         services(ctx).provider_factory,

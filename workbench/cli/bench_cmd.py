@@ -99,63 +99,60 @@ def _fraction(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-@bench_app.command("tasks")
-def bench_tasks(
-    task_ids: Annotated[list[str] | None, typer.Argument(help="Task ids (default: every task).")] = None,
-    device: Annotated[str, typer.Option("--device", help="cuda or cuda:N.")] = "cuda",
-    reports: Annotated[Path | None, typer.Option("--reports", help="Write each task's full report as JSON here.")] = None,
-    tasks_dir: TasksDir = None,
-    guidance_dir: GuidanceDir = None,
-    sessions_dir: SessionsDir = None,
-) -> None:
-    """Evaluate each task's expert.py on its registered workloads (GPU): latency, what the checker's own
-    clock saw of one call (the wall-clock cross-check), the reference's latency, speedup, the library
-    baseline's latency and the speedup over it (tasks whose task.toml names a library call), achieved
-    bandwidth or FLOP rate and the fraction of each roofline floor, per workload.
+def _gib(mib: float | None) -> str:
+    return "-" if mib is None else f"{mib / 1024:.1f}"
 
-    Exit code 0 when every expert passed, 1 otherwise."""
-    import torch
 
-    if not device.startswith("cuda") or not torch.cuda.is_available():
-        raise fail("bench tasks needs a CUDA GPU (none is available here)", EXIT_USAGE)
-    from workbench.harness.host.evaluate import evaluate
-    from workbench.harness.protocol.devices import peaks_for
+def write_report(folder: Path, name: str, report: EvalReport) -> Path:
+    """Write `report` as `folder/name` atomically (a temporary file, then a rename): a run cut off mid-write
+    leaves the previous file or none, never half a report."""
+    path = folder / name
+    temporary = folder / f".{name}.tmp"
+    temporary.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    temporary.replace(path)
+    return path
 
-    with user_errors():
-        cat = catalog(tasks_dir, guidance_dir)
-        tasks = [cat.task(t) for t in task_ids] if task_ids else cat.tasks()
-    if reports is not None:
-        reports.mkdir(parents=True, exist_ok=True)
-    err = stderr()
-    results: list[tuple[Task, EvalReport]] = []
-    # tasks with no expert (imported from a peer's problem set): their references are timed alone
-    imported = [task for task in tasks if not task.file("expert.py").is_file()]
-    tasks = [task for task in tasks if task.file("expert.py").is_file()]
-    if imported:
-        from workbench.cli.import_cmd import reference_table
 
-        table, failed = reference_table(imported, device, err)
-        stdout().print(table)
-        if not tasks:
-            raise typer.Exit(EXIT_FAILED if failed else 0)
-    from workbench.harness.host.checker_pool import CheckerPool
+def resumable_reports(
+    folder: Path, tasks: list[Task], version: str, device_name: str | None = None
+) -> tuple[dict[str, EvalReport], list[str]]:
+    """What `bench tasks --resume` keeps of an earlier run in `folder`: per task id, the report `<id>.json`
+    when it is complete (parses as a report of that task), was decided by the harness `version` (this tree's)
+    and, with `device_name`, made on that device (a report that names none, such as one with every workload
+    skipped, is kept); and a one-line note for every report found but not kept (the
+    task is evaluated again). Tasks with no report there are neither."""
+    from pydantic import ValidationError
 
-    with CheckerPool() as pool:  # warm checker and solution starts for the tasks after the first
-        for task in tasks:
-            err.print(f"[dim]{task.id}: evaluating expert.py on {len(task.spec.workloads)} workloads[/]", highlight=False)
-            report = evaluate(
-                task,
-                task.file("expert.py"),
-                device,
-                hide=[paths.sessions_root(sessions_dir)],
-                on_progress=lambda line: err.print(f"[dim]  {line}[/]"),
-                pool=pool,
+    from workbench.harness.protocol.report import EvalReport
+
+    kept: dict[str, EvalReport] = {}
+    notes: list[str] = []
+    for task in tasks:
+        path = folder / f"{task.id}.json"
+        if not path.is_file():
+            continue
+        try:
+            report = EvalReport.model_validate_json(path.read_bytes())
+        except (ValidationError, ValueError, OSError) as exc:
+            notes.append(f"{task.id}: evaluated again: {path.name} is not a complete report ({str(exc).splitlines()[0]})")
+            continue
+        if report.task != task.id:
+            notes.append(f"{task.id}: evaluated again: {path.name} is a report of task {report.task}")
+        elif report.harness_version != version:
+            notes.append(
+                f"{task.id}: evaluated again: {path.name} was made by harness {report.harness_version or 'unknown'}, "
+                f"this tree's is {version}"
             )
-            results.append((task, report))
-            if reports is not None:
-                (reports / f"{task.id}.json").write_text(report.model_dump_json(indent=2))
-    name = torch.cuda.get_device_name(device)
-    peaks = peaks_for(name)
+        elif device_name is not None and report.device_name and report.device_name != device_name:
+            notes.append(f"{task.id}: evaluated again: {path.name} was made on {report.device_name or report.device}")
+        else:
+            kept[task.id] = report
+    return kept, notes
+
+
+def expert_table(results: list[tuple[Task, EvalReport]], name: str, peaks: DevicePeaks | None) -> Table:
+    """`bench tasks`' table: per task and workload its status, latencies, speedups, achieved rate, fractions of
+    the floors and the most device memory the checker and the solution process held (GiB; "-": not measured)."""
     table = Table(title=f"expert solutions on {name}", title_justify="left")
     columns = (
         "task",
@@ -170,6 +167,8 @@ def bench_tasks(
         "achieved",
         "of floor",
         "ref of its floor",
+        "checker GiB",
+        "solution GiB",
     )
     for column in columns:
         table.add_column(column, overflow="fold")
@@ -188,11 +187,104 @@ def bench_tasks(
                 _rate(task, w, peaks),
                 _fraction(w.floor_fraction),
                 _fraction(w.reference_floor_fraction),
+                _gib(w.checker_peak_mib),
+                _gib(w.solution_peak_mib),
             )
-        if report.status != "passed":
+    return table
+
+
+@bench_app.command("tasks")
+def bench_tasks(
+    task_ids: Annotated[list[str] | None, typer.Argument(help="Task ids (default: every task).")] = None,
+    device: Annotated[str, typer.Option("--device", help="cuda or cuda:N.")] = "cuda",
+    reports: Annotated[
+        Path | None, typer.Option("--reports", help="Write each task's full report as JSON here, as each task finishes.")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Continue a run cut off: keep the complete reports of this harness already in DIR, evaluate the "
+            "other tasks and write their reports there (implies --reports DIR).",
+            metavar="DIR",
+        ),
+    ] = None,
+    tasks_dir: TasksDir = None,
+    guidance_dir: GuidanceDir = None,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Evaluate each task's expert.py on its registered workloads (GPU): latency, what the checker's own
+    clock saw of one call (the wall-clock cross-check), the reference's latency, speedup, the library
+    baseline's latency and the speedup over it (tasks whose task.toml names a library call), achieved
+    bandwidth or FLOP rate and the fraction of each roofline floor, and the most device memory the checker
+    and the solution process each held, per workload.
+
+    Each task's report is written to --reports DIR as soon as it finishes; --resume DIR continues a run that
+    was cut off, keeping the reports already there (made by this harness on this GPU) and evaluating the rest.
+
+    Exit code 0 when every expert passed (workloads skipped for want of device memory aside), 1 otherwise."""
+    import torch
+
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        raise fail("bench tasks needs a CUDA GPU (none is available here)", EXIT_USAGE)
+    if resume is not None and reports is not None and reports.resolve() != resume.resolve():
+        raise fail("--resume DIR writes its reports to DIR: leave --reports out, or give it the same folder", EXIT_USAGE)
+    reports = resume if resume is not None else reports
+    from workbench.harness.host.evaluate import evaluate
+    from workbench.harness.host.version import harness_version
+    from workbench.harness.protocol.devices import peaks_for
+
+    with user_errors():
+        cat = catalog(tasks_dir, guidance_dir)
+        tasks = [cat.task(t) for t in task_ids] if task_ids else cat.tasks()
+    if reports is not None:
+        reports.mkdir(parents=True, exist_ok=True)
+    err = stderr()
+    name = torch.cuda.get_device_name(device)
+    results: list[tuple[Task, EvalReport]] = []
+    # tasks with no expert (imported from a peer's problem set): their references are timed alone
+    imported = [task for task in tasks if not task.file("expert.py").is_file()]
+    tasks = [task for task in tasks if task.file("expert.py").is_file()]
+    if imported:
+        from workbench.cli.import_cmd import reference_table
+
+        table, failed = reference_table(imported, device, err)
+        stdout().print(table)
+        if not tasks:
+            raise typer.Exit(EXIT_FAILED if failed else 0)
+    resumed: dict[str, EvalReport] = {}
+    if resume is not None:
+        resumed, notes = resumable_reports(resume, tasks, harness_version(), name)
+        for note in notes:
+            err.print(note, highlight=False, markup=False)
+        err.print(f"resumed: {len(resumed)} tasks from {resume}", highlight=False, markup=False)
+    from workbench.harness.host.checker_pool import CheckerPool
+
+    with CheckerPool() as pool:  # warm checker and solution starts for the tasks after the first
+        for task in tasks:
+            if task.id in resumed:
+                results.append((task, resumed[task.id]))
+                continue
+            err.print(f"[dim]{task.id}: evaluating expert.py on {len(task.spec.workloads)} workloads[/]", highlight=False)
+            report = evaluate(
+                task,
+                task.file("expert.py"),
+                device,
+                hide=[paths.sessions_root(sessions_dir)],
+                on_progress=lambda line: err.print(f"[dim]  {line}[/]"),
+                pool=pool,
+            )
+            results.append((task, report))
+            if reports is not None:
+                write_report(reports, f"{task.id}.json", report)
+    stdout().print(expert_table(results, name, peaks_for(name)))
+    for task, report in results:
+        for w in report.workloads:
+            if w.status == "skipped":
+                err.print(f"{task.id}: skipped: {w.name}: {w.message}", highlight=False, markup=False)
+        if report.status not in ("passed", "skipped"):
             err.print(f"{task.id}: {report.status}: {report.message}", highlight=False)
-    stdout().print(table)
-    if any(report.status != "passed" for _, report in results):
+    if any(report.status not in ("passed", "skipped") for _, report in results):
         raise typer.Exit(EXIT_FAILED)
 
 

@@ -232,16 +232,18 @@ def status_cmd(
         write_stdout(json.dumps(status.to_json(), indent=2) + "\n")
     else:
         table = Table(title=f"campaign {campaign.name} ({campaign.sessions_dir})")
-        columns = ("model", "guidance", "kind", "done", "passed", "failed attempts", "running", "faults", "spend")
+        columns = ("model", "guidance", "kind", "done", "passed", "failed attempts", "skipped", "running", "faults", "spend")
         for column in columns:
             table.add_column(column, justify="left" if column in ("model", "guidance", "kind") else "right")
         for cell in status.cells():
             table.add_row(cell.model, cell.guidance, cell.kind, f"{cell.done}/{cell.total}", str(cell.passed),
-                          str(cell.failed_attempts), str(cell.running), str(cell.failed), usd(cell.spend_usd))  # fmt: skip
+                          str(cell.failed_attempts), str(cell.skipped), str(cell.running), str(cell.failed),
+                          usd(cell.spend_usd))  # fmt: skip
         console = stdout()
         console.print(table)
         counts = ", ".join(f"{n} {state}" for state, n in sorted(status.counts().items()))
         attempts = f" ({status.failed_attempts} failed attempt(s), scored 0)" if status.failed_attempts else ""
+        attempts += f" ({status.skipped} skipped: more device memory than the GPU had)" if status.skipped else ""
         console.print(
             f"{len(status.rows)} session(s), {status.done} done{attempts}: {counts}; spend {usd(status.spend_usd)}",
             highlight=False,

@@ -133,6 +133,25 @@ def timing_notes(report: EvalReport) -> list[str]:
     return notes
 
 
+def check_source_text(solution: Path) -> None:
+    """A solution file that is not text (a binary file, or text in an encoding other than UTF-8) is refused
+    before anything starts, naming the file as given (a missing file or a folder is the harness's to name)."""
+    from workbench.errors import UsageError
+
+    try:
+        data = solution.read_bytes()
+    except OSError:
+        return
+    if b"\0" in data:
+        raise UsageError(f"{solution} is not a Python source file: it holds NUL bytes (a binary file?)")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{solution} is not a Python source file: byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8 text"
+        ) from None
+
+
 def eval_cmd(
     task_id: Annotated[str, typer.Argument(help="Task id.")],
     solution: Annotated[Path, typer.Argument(help="The solution file (a Python file defining run(...)).")],
@@ -150,10 +169,14 @@ def eval_cmd(
 ) -> None:
     """Evaluate SOLUTION on TASK: correctness on every workload, policy, and on a GPU latency vs the reference.
 
-    Exit code 0 when every workload passed, 1 when the solution failed, 2 for bad usage or a bad task.
+    Exit code 0 when every workload passed, 1 when the solution failed, 2 for bad usage or a bad task. A
+    workload that needs more device memory than this GPU has (task.toml device_memory_gib) is skipped before
+    anything starts, with a "skipped: ..." line: not the solution's failure, so it takes no part in the exit code
+    (0 also when every workload was skipped).
     """
     with user_errors():
         task = catalog(tasks_dir, guidance_dir).task(task_id)
+        check_source_text(solution)
         err = stderr()
         live = not as_json and sys.stderr.isatty()
         show = (lambda line: err.print(f"[dim]{line}[/]", highlight=False)) if live else None
@@ -181,6 +204,9 @@ def eval_cmd(
         out.print(f"[dim]time {time_line(report)} (seconds)[/]", highlight=False)
         for violation in report.violations:
             out.print(f"[red]violation[/] {escape(violation.describe())}", highlight=False)
-        if report.message and report.status != "passed":
+        for w in report.workloads:
+            if w.status == "skipped":
+                out.print(f"[cyan]skipped[/]: {escape(w.name)}: {escape(w.message)}", highlight=False)
+        if report.message and report.status not in ("passed", "skipped"):
             out.print(f"[red]{report.status}[/]: {escape(report.message)}", highlight=False)
-    raise typer.Exit(EXIT_OK if report.passed else EXIT_FAILED)
+    raise typer.Exit(EXIT_OK if report.status in ("passed", "skipped") else EXIT_FAILED)

@@ -25,6 +25,7 @@ def result_line(result: RegradeResult) -> str:
     old = result.old_status or "not evaluated"
     flip = "  FLIP" if result.flipped else ""
     unrecorded = "  (a harness fault: not recorded)" if result.fault else ""
+    unrecorded = "  (skipped on this device: not recorded)" if result.skipped else unrecorded
     return (
         f"  rev {result.rev}  {old} -> {result.status}  speedup {_speedup(result.old_speedup)} -> {_speedup(result.speedup)}"
         f"  harness {result.old_harness or 'unknown'} -> {result.harness}{flip}{unrecorded}"

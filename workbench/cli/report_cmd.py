@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -72,8 +73,8 @@ def report(
 
         if fmt not in FORMATS:
             raise UsageError(f"unknown format {fmt!r}; expected one of: {', '.join(FORMATS)}")
-        if figures is not None and figures.exists() and not figures.is_dir():
-            raise UsageError(f"--figures {figures}: not a folder")
+        if figures is not None:
+            _check_figures_folder(figures)  # before the report: a folder that cannot be made fails at once
         from workbench.scoring import build_results, build_tables, collect, render_csv, render_json, render_markdown, rich_tables
 
         store = session_store(sessions_dir)
@@ -127,6 +128,23 @@ def report(
 
             for path in write_figures(results, figures):
                 stderr().print(f"wrote {path}", highlight=False, markup=False)
+
+
+def _check_figures_folder(folder: Path) -> None:
+    """--figures FOLDER can be written: it is a writable folder, or the nearest folder above it that exists
+    is one (where it will be made). Nothing is created here; a UsageError says what is in the way."""
+    from workbench.errors import UsageError
+
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--figures {folder}: not a folder")
+    existing = folder.absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"--figures {folder}: cannot be made: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "" if existing == folder.absolute() else f" in {existing}"
+        raise UsageError(f"--figures {folder}: cannot write{where} (read-only or no permission)")
 
 
 def _names_examples(paths: list[str], store: SessionStore) -> bool:

@@ -12,7 +12,7 @@ import ast
 import keyword
 from typing import Any
 
-from workbench.harness.protocol.peer_source import free_sizes
+from workbench.harness.protocol.peer_source import free_sizes, int_literal
 
 BUILDERS = ("get_inputs", "get_init_inputs")
 SCALE_FROM = 16  # free sizes below this (kernel sizes, strides, groups, dims) keep their value on the CPU
@@ -80,15 +80,72 @@ def builder_sizes(tree: ast.Module) -> dict[str, int]:
 
 
 def smoke_candidates(sizes: dict[str, int]) -> list[dict[str, int]]:
-    """Reduced sizes to try on the CPU, least reduced first: each size of at least SCALE_FROM divided by 2, 4,
-    8, ... (at least 1); the smaller sizes kept."""
+    """Reduced sizes to try on the CPU, in order of preference: each size of at least SCALE_FROM divided by 2,
+    4, 8, ... (at least 1), the smaller sizes kept; then the same with one of those sizes kept at its own value
+    (a problem's own constraint, `out_channels` a multiple of `num_groups`, may hold only there), the one kept
+    smallest first. Every candidate names the same sizes."""
     scalable = {name: value for name, value in sizes.items() if value >= SCALE_FROM}
     candidates: list[dict[str, int]] = []
-    for factor in FACTORS:
-        candidate = {name: max(1, value // factor) for name, value in scalable.items()}
-        if candidate and candidate not in candidates:
-            candidates.append(candidate)
+    kept_orders: list[str | None] = [None, *sorted(scalable, key=lambda n: (scalable[n], n))] if len(scalable) > 1 else [None]
+    for kept in kept_orders:
+        for factor in FACTORS:
+            candidate = {name: value if name == kept else max(1, value // factor) for name, value in scalable.items()}
+            if candidate and candidate not in candidates and candidate != scalable:
+                candidates.append(candidate)
     return candidates or [{}]
+
+
+def named_tuple_sizes(source: str) -> tuple[str, dict[str, str]]:
+    """The problem's text with the integers of its module-level shape tuples named, so that they are free sizes
+    and scale with the others: `input_shape = (32768,)` becomes `input_shape_0 = 32768; input_shape =
+    (input_shape_0,)` on the same line (line numbers kept). Only a tuple or list of integer literals, one of
+    them at least SCALE_FROM, bound once to one name, is rewritten. Returns the text and {new name: tuple}."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, {}
+    bound: dict[str, int] = {}
+    for statement in tree.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound[node.id] = bound.get(node.id, 0) + 1
+    taken = set(bound) | _loaded_names(tree)
+    edits: list[tuple[int, int, int, int, str]] = []  # (line, col, end line, end col, text), 1-based lines
+    prefixes: dict[int, list[str]] = {}
+    named: dict[str, str] = {}
+    for statement in tree.body:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+            continue
+        name, value = statement.targets[0].id, statement.value
+        if bound.get(name) != 1 or not isinstance(value, (ast.Tuple, ast.List)) or not value.elts:
+            continue
+        numbers = [int_literal(e) for e in value.elts]
+        if any(n is None for n in numbers) or max(n or 0 for n in numbers) < SCALE_FROM:
+            continue
+        for index, (element, number) in enumerate(zip(value.elts, numbers, strict=True)):
+            new = f"{name}_{index}"
+            while new in taken:
+                new += "_"
+            taken.add(new)
+            named[new] = name
+            prefixes.setdefault(statement.lineno, []).append(f"{new} = {number}; ")
+            assert element.end_lineno is not None and element.end_col_offset is not None
+            edits.append((element.lineno, element.col_offset, element.end_lineno, element.end_col_offset, new))
+    if not edits:
+        return source, {}
+    lines = source.splitlines(keepends=True)
+    for line, col, end_line, end_col, text in sorted(edits, reverse=True):
+        first, last = lines[line - 1].encode(), lines[end_line - 1].encode()  # ast offsets count UTF-8 bytes
+        if line == end_line:
+            lines[line - 1] = (first[:col] + text.encode() + first[end_col:]).decode()
+        else:
+            lines[line - 1] = (first[:col] + text.encode()).decode() + "\n"
+            for k in range(line, end_line - 1):
+                lines[k] = "\n"
+            lines[end_line - 1] = last[end_col:].decode()
+    for line, texts in prefixes.items():
+        lines[line - 1] = "".join(texts) + lines[line - 1]
+    return "".join(lines), named
 
 
 def identifier(text: str) -> str:
@@ -221,3 +278,28 @@ def elements_hint(shape: dict[str, Any]) -> int:
         if type(value) is int and value > 0:
             product *= value
     return product
+
+
+RANK_WORDS = ("world_size", "rank", "num_ranks", "ranks")
+
+
+def multi_rank(manifest: dict[str, object], tree: ast.Module) -> str | None:
+    """Why the problem runs on several ranks at once (GPU MODE's distributed problems), or None: task.yml's
+    `multi_gpu: true`, a `world_size` among its shapes' parameters, or a rank among generate_input's arguments.
+    run(...) is one call in one process on one device, so such a problem is not a task of this format."""
+    found: list[str] = []
+    if manifest.get("multi_gpu") is True:
+        found.append("task.yml sets multi_gpu: true")
+    shapes = [e for key in ("tests", "benchmarks") for e in (manifest.get(key) or []) if isinstance(e, dict)]  # type: ignore[attr-defined]
+    sizes = sorted({f"{w} = {e[w]!r}" for e in shapes for w in RANK_WORDS if w in e})
+    if sizes:
+        found.append(f"its shapes set {', '.join(sizes[:3])}")
+    function = _function(tree, "generate_input")
+    if function is not None:
+        args = [a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]]
+        ranks = [a for a in args if a in RANK_WORDS]
+        if ranks:
+            found.append(f"generate_input takes {' and '.join(ranks)} (reference.py, line {function.lineno}: )")
+    if not found:
+        return None
+    return "runs on several ranks: " + "; ".join(found)

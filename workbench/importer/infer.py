@@ -143,12 +143,16 @@ def infer(
 ) -> Inferred:
     """The task's signature and workloads from the problem's observations (the registered ones first)."""
     first = observed[0].observation
+    kept = observed[:1]
     for other in observed[1:]:
-        o = other.observation
-        if [a.kind for a in o.args] != [a.kind for a in first.args] or len(o.outputs) != len(first.outputs):
-            raise Unsupported("unsupported_inputs", "the arguments or outputs change kind or number between sizes")
-        if [p[0] for p in o.params] != [p[0] for p in first.params] or o.alias != first.alias:
-            raise Unsupported("unsupported_inputs", "the model's parameters change between sizes")
+        why = _differs(first, other.observation)
+        if why is None:
+            kept.append(other)
+        elif other.emit:
+            raise Unsupported("unsupported_inputs", why)
+        # a perturbation that changes the model's structure (a shortcut that exists only where two sizes are
+        # equal) tells nothing about which size a dimension follows: it is left out
+    observed = kept
     if any(a.kind == "other" for a in first.args):
         bad = next(a.type_name for a in first.args if a.kind == "other")
         raise Unsupported("unsupported_inputs", f"an argument of type {bad} (run(...) takes tensors and numbers)")
@@ -260,6 +264,15 @@ def infer(
         "outputs": out_names,
     }
     return result
+
+
+def _differs(first: Observation, other: Observation) -> str | None:
+    """Why `other` is not the same problem as `first` at other sizes (None where it is)."""
+    if [a.kind for a in other.args] != [a.kind for a in first.args] or len(other.outputs) != len(first.outputs):
+        return "the arguments or outputs change kind or number between sizes"
+    if [p[0] for p in other.params] != [p[0] for p in first.params] or other.alias != first.alias:
+        return "the model's parameters change between sizes"
+    return None
 
 
 def _named(observation: Observation, path: str) -> TensorInfo:

@@ -13,8 +13,10 @@ import json
 import pprint
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from workbench import paths
 from workbench.harness.host.probe import runtime_files
 from workbench.importer.infer import Inferred
 
@@ -123,9 +125,16 @@ def _embedded(text: str) -> str:
     return "\n".join(kept).strip() + "\n"
 
 
-def runtime_text() -> str:
+def domain_runtime() -> Path:
+    """The module that widens an imported task's inputs (copied into inputs.py after the runtime)."""
+    return paths.IMPORT_ROOT / "workbench" / "harness" / "probe" / "peer_domain.py"
+
+
+def runtime_text(inputs: bool = False) -> str:
+    """The runtime's text as copied into a task file: the source rewrites, the runtime, and for inputs.py the
+    domain widening."""
     parts = []
-    for path in runtime_files():
+    for path in [*runtime_files(), *([domain_runtime()] if inputs else [])]:
         parts.append(f"# ---- {path.name} (the importer's copy of workbench/{path.relative_to(path.parents[2])}) ----\n")
         parts.append(_embedded(path.read_text(encoding="utf-8")))
     return "\n".join(parts)
@@ -170,27 +179,33 @@ def reference_py(header: Header, pack: str, sources: dict[str, str], spec: dict[
     )
 
 
-def inputs_py(header: Header, pack: str, sources: dict[str, str], spec: dict[str, Any]) -> str:
+def inputs_py(header: Header, pack: str, sources: dict[str, str], spec: dict[str, Any], domain: dict[str, str]) -> str:
+    """inputs.py: the peer's builder at the workload's sizes from the harness's seed, then each input `domain`
+    names widened to its level (peer_domain.py; `make_inputs(..., domain={})` gives the peer's values)."""
     if pack == "kernelbench":
         body = (
             '    sizes = {name: int(workload[name]) for name in SPEC["varying"]}\n'
             '    problem = load(PEER_FILES, "problem", sizes, device)\n'
-            "    return kernelbench_inputs(problem, SPEC, workload, seed, device)\n"
+            "    named = kernelbench_inputs(problem, SPEC, workload, seed, device)\n"
         )
         what = "get_inputs() and the Model's weights, as the problem's own file makes them"
     else:
         body = (
             '    problem = load(PEER_FILES, "reference", {}, device)\n'
-            "    return gpumode_inputs(problem, SPEC, workload, seed, device)\n"
+            "    named = gpumode_inputs(problem, SPEC, workload, seed, device)\n"
         )
         what = "generate_input(**shape, seed) of the problem's reference.py"
+    body += "    return widen_inputs(named, DOMAIN if domain is None else domain, seed)\n"
+    levels = pprint.pformat(domain, width=110, sort_dicts=False)
     return (
         f'"""Inputs of `{header.task_id}`: {what} ({header.pack_name}\'s `{header.rel_path}`),\n'
-        f're-seeded from the harness\'s seed on every call.\n\n{GENERATED}\n"""\n\n'
+        f"re-seeded from the harness's seed on every call, each input that DOMAIN names widened beyond the peer's\n"
+        f'distribution to its level (see description.md, "Inputs").\n\n{GENERATED}\n"""\n\n'
         "from __future__ import annotations\n\n"
-        f"{_files_block(sources, spec)}\n\n"
-        "def make_inputs(workload, seed, device):  # noqa: ANN001, ANN201\n"
-        f"{body}\n\n{runtime_text()}"
+        f"{_files_block(sources, spec)}\n"
+        f"DOMAIN = {levels}\n\n\n"
+        "def make_inputs(workload, seed, device, domain=None):  # noqa: ANN001, ANN201\n"
+        f"{body}\n\n{runtime_text(inputs=True)}"
     )
 
 
@@ -213,3 +228,45 @@ def template_py(header: Header, inferred: Inferred, doc: str) -> str:
         f'    """{doc_text}\n\n    See description.md.\n    """\n'
         '    raise NotImplementedError("implement run(...) with Triton kernels")\n'
     )
+
+
+LEVEL_TEXT = {
+    "wide": "widened: each value's sign flipped at random, a quarter of the values multiplied by 4, one in eight "
+    "of the non-zero ones set to 0, 1 or -1",
+    "signed": "widened: each value's sign flipped at random, a quarter of the values multiplied by 4; no special values",
+    "scaled": "the peer's signs; a quarter of the values multiplied by 4",
+    "peer": "the peer's values as drawn",
+}
+
+
+def inputs_section(inferred: Inferred, domain: dict[str, tuple[str, str]]) -> list[str]:
+    """description.md's account of each tensor input's values: its level beyond the peer's distribution and why
+    no wider one was kept (`domain`: name -> (level, why)), or why it keeps the peer's values."""
+    lines = [
+        "## Inputs",
+        "",
+        "The inputs cover the operation's domain, not only the peer's distribution, wherever the reference allows it "
+        "(levels tried on the CPU at import, widest first: a level is refused where the reference gives non-finite "
+        "outputs that the peer's values do not, or where a rounding-level change of the inputs moves its outputs "
+        "past the tolerance). Zeros stay zero and a symmetric matrix stays symmetric at every level.",
+        "",
+        "| input | values |",
+        "| --- | --- |",
+    ]
+    for entry in inferred.inputs:
+        if entry["kind"] != "tensor":
+            continue
+        name = str(entry["name"])
+        if name in domain:
+            level, why = domain[name]
+            text = LEVEL_TEXT[level] + (f" ({why})" if why else "")
+        elif entry.get("state"):
+            text = "the output buffer, written in place (filled with NaN before the call)"
+        elif str(entry.get("description", "")).startswith("The model's"):
+            text = "the model's weights, as its own initialisation draws them"
+        elif not str(entry["dtype"]).startswith(("float", "bfloat")):
+            text = "integers as the peer draws them (indices, labels, counts: their range is the problem's)"
+        else:
+            text = LEVEL_TEXT["peer"]
+        lines.append(f"| `{name}` | {text.replace('|', '/')} |")
+    return [*lines, ""]

@@ -92,10 +92,11 @@ class Baseline(BaseModel):
         return rows
 
     def task_speedup(self, task: str, revision: RevisionRecord | None) -> float | None:
-        """The revision's task speedup (geometric mean over its workloads), or None: not passed or not timed."""
+        """The revision's task speedup (geometric mean over the workloads that ran: skipped ones, with no latency,
+        take no part), or None: not passed or not timed."""
         if revision is None or not revision.passed:
             return None
-        return metrics.task_speedup([w.speedup for w in self.workload_speedups(task, revision)])
+        return metrics.task_speedup([w.speedup for w in self.workload_speedups(task, revision) if w.status != "skipped"])
 
     @property
     def device_models(self) -> dict[str, list[str]]:

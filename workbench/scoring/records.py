@@ -29,6 +29,11 @@ class WorkloadRecord(_Record):
     reference_ms: float | None = None
     library_ms: float | None = None  # the task's library baseline (task.toml [library]), same evaluation
 
+    @property
+    def ran(self) -> bool:
+        """Evaluated: not skipped for want of device memory (a skipped workload has no latency and no verdict)."""
+        return self.status != "skipped"
+
 
 class RevisionRecord(_Record):
     """One revision and its evaluation (`status` None: never evaluated)."""
@@ -45,9 +50,16 @@ class RevisionRecord(_Record):
         return self.status == "passed"
 
     @property
+    def skipped(self) -> bool:
+        """Every workload needed more device memory than the evaluating GPU had: no verdict (neither passed nor
+        failed)."""
+        return self.status == "skipped"
+
+    @property
     def timed(self) -> bool:
-        """Every workload has a measured latency."""
-        return bool(self.workloads) and all(w.latency_ms is not None for w in self.workloads)
+        """Every workload that ran (skipped ones aside) has a measured latency."""
+        ran = [w for w in self.workloads if w.ran]
+        return bool(ran) and all(w.latency_ms is not None for w in ran)
 
 
 class JudgeRecord(_Record):

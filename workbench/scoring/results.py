@@ -73,6 +73,12 @@ class TaskCell(_Model):
     older_harness: bool = False  # graded by another harness than this one (`d2k-workbench regrade` grades it again)
 
     @property
+    def skipped(self) -> bool:
+        """Its evaluation was skipped: the task's workloads need more device memory than the GPU had. Neither
+        correct nor failed: left out of every figure and counted apart."""
+        return not self.correct and self.status == "skipped"
+
+    @property
     def outcome(self) -> metrics.TaskOutcome:
         return metrics.TaskOutcome(self.correct, self.speedup)
 
@@ -95,6 +101,11 @@ class TaskRuns(_Model):
     @property
     def correct(self) -> int:
         return sum(c.correct for c in self.cells)
+
+    @property
+    def skipped(self) -> int:
+        """Runs skipped for want of device memory (neither correct nor failed)."""
+        return sum(c.skipped for c in self.cells)
 
     @property
     def speedups(self) -> list[float]:
@@ -153,7 +164,7 @@ class GroupScores(_Model):
     group: str
     config: str
     sessions: int
-    tasks: int
+    tasks: int  # the tasks scored: every task of the report but those skipped
     passed: int
     correctness: float | None
     sperf: float | None
@@ -164,6 +175,7 @@ class GroupScores(_Model):
     judged: int  # tasks with a valid JS_impl
     untimed: int  # correct tasks without a speedup
     curve: Curve | None = None
+    skipped: int = 0  # tasks whose evaluation was skipped (more device memory than the GPU had): in no figure
     # Repetitions of the configuration (a campaign's r1, r2, ...): the figures above are their means (the
     # geometric mean for the all-correct speedup); the spread is the sample standard deviation over them.
     repetitions: int = 1
@@ -193,13 +205,14 @@ class OverallScores(_Model):
 
     config: str
     groups: int
-    pairs: int
+    pairs: int  # model-task pairs scored (skipped ones aside)
     passed: int
     correctness: float | None
     sperf: float | None  # geometric mean of the groups' S_perf
     fully_correct: list[str]  # groups correct and timed on every task in every configuration
     geomean_speedup: float | None  # over the pairs of those groups
     fast_p: dict[str, float | None]
+    skipped: int = 0  # pairs whose evaluation was skipped (more device memory than the GPU had): in no figure
 
 
 class GroupInfo(_Model):
@@ -354,7 +367,9 @@ def _cell(label: str, config: str, task: str, sessions: list[SessionRecord], bas
     correct = submission is not None and submission.passed
     workloads: list[WorkloadScore] = []
     levels: dict[Level, float | None] | None = None
-    if correct and submission is not None:
+    if status == "skipped" and not correct:
+        levels = None  # not a failure: no score of 0 from the judge either
+    elif correct and submission is not None:
         device = submission.device_name or chosen.device
         for w in baseline.workload_speedups(task, submission):
             floor = roofline.floor_ms(task, w.name, device) if w.latency_ms is not None else None
@@ -410,9 +425,8 @@ def session_curve(record: SessionRecord, baseline: Baseline | None = None) -> Cu
     return Curve(group=record.group.label, config=record.guidance, axis=record.axis, points=points)
 
 
-def _group_scores(
-    label: str, config: str, cells: list[TaskCell], counted: list[SessionRecord], baseline: Baseline
-) -> GroupScores:
+def _group_scores(label: str, config: str, row: list[TaskCell], counted: list[SessionRecord], baseline: Baseline) -> GroupScores:
+    cells = [c for c in row if not c.skipped]  # a skipped task is neither correct nor failed: in no figure
     outcomes = [c.outcome for c in cells]
     judged_at_all = any(s.verdict("impl") is not None for s in counted)
     if not judged_at_all:
@@ -440,6 +454,7 @@ def _group_scores(
         judged=len(js_values),
         untimed=sum(1 for c in cells if c.correct and c.speedup is None),
         curve=curve,
+        skipped=len(row) - len(cells),
     )
 
 
@@ -479,6 +494,7 @@ def _over_repetitions(each: list[GroupScores]) -> GroupScores:
         judged=sum(s.judged for s in each),
         untimed=sum(s.untimed for s in each),
         curve=curve,
+        skipped=sum(s.skipped for s in each),
         repetitions=len(each),
         sperf_each=[s.sperf for s in each],
         sperf_sd=spread([s.sperf for s in each]),
@@ -598,7 +614,7 @@ def score(
     overall: list[OverallScores] = []
     for config in configs:
         in_config = [s for s in scores if s.config == config]
-        pairs = [c for c in cells if c.config == config]
+        pairs = [c for c in cells if c.config == config and not c.skipped]
         outcomes = [c.outcome for c in pairs]
         fully = [c.outcome for c in pairs if c.group in all_configs_correct]
         overall.append(
@@ -612,9 +628,16 @@ def score(
                 fully_correct=sorted(all_configs_correct),
                 geomean_speedup=metrics.all_correct_speedup(fully),
                 fast_p={p_key(p): metrics.fast_p(outcomes, p) for p in metrics.FAST_P},
+                skipped=sum(1 for c in cells if c.config == config and c.skipped),
             )
         )
 
+    skipped = sum(1 for c in cells if c.skipped)
+    if skipped:
+        notes.append(
+            f"{skipped} model-task pair(s) skipped: their workloads need more device memory than the GPU had; "
+            "counted apart (neither correct nor failed) and left out of every figure"
+        )
     untimed = sum(s.untimed for s in scores)
     if untimed:
         notes.append(

@@ -97,6 +97,12 @@ def _ratio(n: int, total: int) -> str:
     return f"{n}/{total}"
 
 
+SKIPPED_NOTE = (
+    "skipped: a task whose workloads need more device memory than the GPU had (task.toml device_memory_gib) is "
+    "counted apart, neither correct nor failed, and left out of correctness, S_perf and fast_p"
+)
+
+
 # ---- the tables ----------------------------------------------------------------------------------------
 
 
@@ -191,6 +197,7 @@ def table1(r: Results) -> Table:
             if repeated
             else []
         ),
+        *([SKIPPED_NOTE] if any(c.skipped for c in r.cells) else []),
     ]
     return Table(
         id="table1", title="Table 1: correctness and Performance Score (S_perf)", columns=columns, rows=rows, notes=notes
@@ -304,7 +311,9 @@ def _speedup_cell(runs: TaskRuns) -> Cell:
         return "not run"
     if runs.correct:
         return "untimed"
-    statuses = sorted({c.status for c in runs.cells if c.session is not None})
+    if runs.skipped == runs.ran:
+        return "skipped"
+    statuses = sorted({c.status for c in runs.cells if c.session is not None and not c.skipped})
     return f"failed ({', '.join(statuses)})"
 
 
@@ -467,8 +476,9 @@ def paired(r: Results) -> Table:
     failed = metrics.PENALTY  # a failed run counts as S_perf does it
 
     def value(cell: TaskCell) -> float | None:
-        """The run's speedup, the penalty when it failed, None when it passed untimed (no pair then)."""
-        return cell.speedup if cell.speedup is not None else (None if cell.correct else failed)
+        """The run's speedup, the penalty when it failed, None when it passed untimed or was skipped (no pair
+        then)."""
+        return cell.speedup if cell.speedup is not None else (None if cell.correct or cell.skipped else failed)
 
     by_key = {(c.group, c.config, c.task, c.repetition): c for c in r.cells if c.session is not None}
     rows: list[list[Cell]] = []
@@ -499,7 +509,9 @@ def paired(r: Results) -> Table:
         f"({failed} for a failed run); guided better: in how many pairs the difference is positive"
     ]
     if untimed:
-        notes.append(f"{untimed} pair(s) left out: a run passed without a latency (the CPU), so there is no difference")
+        notes.append(
+            f"{untimed} pair(s) left out: a run passed without a latency (the CPU) or was skipped, so there is no difference"
+        )
     return Table(id="paired", title="Guided against unguided, paired by repetition", columns=columns, rows=rows, notes=notes)
 
 

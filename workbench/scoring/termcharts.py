@@ -54,8 +54,10 @@ def task_bars(results: Results, width: int = 40) -> Text:
                 text.append("not run\n", style="dim")
             elif cell.correct:
                 text.append(f"correct, untimed{count}\n", style="cyan")
+            elif cell.skipped == cell.ran:
+                text.append(f"skipped: more device memory than the GPU had{count}\n", style="cyan")
             else:
-                statuses = ", ".join(sorted({c.status for c in cell.cells if c.session is not None}))
+                statuses = ", ".join(sorted({c.status for c in cell.cells if c.session is not None and not c.skipped}))
                 text.append(f"✗ {statuses}{count}\n", style="red")
     return text
 

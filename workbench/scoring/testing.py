@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.catalog.guidance import GuidanceConfig
-from workbench.harness.protocol.report import EvalReport, Status, WorkloadResult
+from workbench.harness.protocol.report import EvalReport, Status, WorkloadResult, overall_status
 from workbench.judge.verdict import LEVELS, Level, LevelVerdict, ReviewRecord, VerdictKind, VerdictRecord
 from workbench.llm.usage import Usage
 from workbench.scoring.verdicts import js
@@ -53,15 +53,24 @@ def timed(
     *,
     status: Status = "passed",
     failing: Mapping[str, Status] | None = None,
+    skipped: Sequence[str] = (),
     device_name: str = DEVICE,
 ) -> EvalReport:
     """An evaluation on a GPU: per workload (latency ms, reference ms), all with `status` except the workloads
-    named in `failing` (their status; the evaluation then has the first of them)."""
+    named in `failing` (their status; the evaluation then has the first of them) and those in `skipped` (more
+    device memory than the GPU had: no latency, no verdict; the evaluation's status as the harness decides it)."""
     report = timed_report(task, timings, status=status, device="cuda")
     failing = failing or {}
     workloads = [w.model_copy(update={"status": failing[w.name]}) if w.name in failing else w for w in report.workloads]
+    workloads = [
+        WorkloadResult(name=w.name, status="skipped", message=SKIP_MESSAGE) if w.name in skipped else w for w in workloads
+    ]
     overall = next((failing[w.name] for w in report.workloads if w.name in failing), status)
+    overall = overall_status(workloads, []) if skipped and overall == "passed" else overall
     return report.model_copy(update={"device_name": device_name, "workloads": workloads, "status": overall})
+
+
+SKIP_MESSAGE = "needs 192 GiB of device memory, this GPU has 139.8 GiB"
 
 
 def untimed(task: str, workloads: Sequence[str], *, status: Status = "passed") -> EvalReport:

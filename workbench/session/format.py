@@ -44,9 +44,12 @@ def format_speedup(value: float | None) -> str:
 
 
 def status_style(status: str | None) -> str:
-    """Colour of an evaluation status: green for passed, red for any failure, dim for none yet."""
+    """Colour of an evaluation status: green for passed, red for any failure, dim for none yet, cyan (neutral)
+    for skipped (the workload needs more device memory than the GPU has: not the solution's failure)."""
     if status is None:
         return "dim"
+    if status == "skipped":
+        return "cyan"
     return "green" if status == "passed" else "red"
 
 

@@ -34,7 +34,7 @@ from workbench.errors import UsageError
 from workbench.harness.host.checker_pool import CheckerPool
 from workbench.harness.host.evaluate import evaluate
 from workbench.harness.host.version import harness_version
-from workbench.harness.protocol.report import FAULT_STATUSES, EvalReport, Status
+from workbench.harness.protocol.report import FAULT_STATUSES, SKIPPED, EvalReport, Status
 from workbench.session.config import SessionConfig
 from workbench.session.evaluation import LOCKS_DIR, device_lock
 from workbench.session.eventlog import SessionLocked, append_events, lock_holder
@@ -103,9 +103,14 @@ class RegradeResult:
         return self.status in FAULT_STATUSES
 
     @property
+    def skipped(self) -> bool:
+        """This device could not hold any of the workloads (skipped, nothing run): no grade, never recorded."""
+        return self.status == SKIPPED
+
+    @property
     def flipped(self) -> bool:
-        """Pass/fail changed (a harness fault never counts as a flip)."""
-        return not self.fault and (self.old_status == "passed") != (self.status == "passed")
+        """Pass/fail changed (a harness fault or a skipped evaluation never counts as a flip)."""
+        return not self.fault and not self.skipped and (self.old_status == "passed") != (self.status == "passed")
 
     def as_json(self) -> dict[str, object]:
         """The stable JSON shape of one revision (`regrade --json` prints a list of them)."""
@@ -209,7 +214,7 @@ def regrade_session(
             say(f"{ref.id}: evaluating revision {revision.rev} ({index}/{len(chosen)}) on {device}")
             report = _evaluate(run, task, workspace.read_bytes(revision.sha, config.solution), revision.rev, device, config)
             old = revision.report
-            recordable = not ref.read_only and report.status not in FAULT_STATUSES
+            recordable = not ref.read_only and report.status not in (*FAULT_STATUSES, SKIPPED)
             event = Regrade(
                 rev=revision.rev,
                 sha=revision.sha,

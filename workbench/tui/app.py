@@ -2,30 +2,41 @@
 
 from __future__ import annotations
 
-import gc
 import traceback
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker
 
 from workbench.errors import WorkbenchError
-from workbench.session.config import SessionConfig
-from workbench.session.layout import SessionRef
+from workbench.tui.collector import CHECK_S, FullCollections, freeze_startup_heap
 from workbench.tui.context import WorkbenchContext
 from workbench.tui.screens.help import HelpScreen
-from workbench.tui.screens.sessions import SessionsScreen
 from workbench.tui.screens.tasks import TasksScreen
+from workbench.tui.shell import WorkbenchShell
+
+if TYPE_CHECKING:  # the session package is loaded after the first paint (the task list's best results)
+    from workbench.session.config import SessionConfig
+    from workbench.session.layout import SessionRef
 
 STYLES = Path(__file__).parent / "styles"
 
 # The areas and dialogs the app does not open at start are imported when first opened (screens open them
-# through the app: open_session, open_review): between them they import the campaign planner and runner, the
-# agent, the judge and the scoring, about half of the app's import time, paid before the first paint.
+# through the app: open_session, open_review): between them they import the session package (GitPython), the
+# campaign planner and runner, the agent, the judge and the scoring, most of the app's import time, which
+# would otherwise be paid before the first paint.
+
+
+def sessions_screen() -> Screen[None]:
+    from workbench.tui.screens.sessions import SessionsScreen  # noqa: PLC0415 (start-up time: imported when first shown)
+
+    return SessionsScreen()
 
 
 def results_screen() -> Screen[None]:
@@ -64,7 +75,7 @@ class WorkbenchApp(App[None]):
     TITLE = "d2k-workbench"
     SUB_TITLE = "D2K-Bench"
     CSS_PATH = STYLES / "app.tcss"
-    MODES = {"tasks": TasksScreen, "sessions": SessionsScreen, "results": results_screen, "campaigns": campaigns_screen}
+    MODES = {"tasks": TasksScreen, "sessions": sessions_screen, "results": results_screen, "campaigns": campaigns_screen}
     DEFAULT_MODE = "tasks"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
@@ -82,7 +93,23 @@ class WorkbenchApp(App[None]):
         super().__init__()
         self.context = context
         self.notices: list[str] = []  # every error notice shown, newest last (tests and the help screen read it)
+        self.full_collections = FullCollections()  # run when the user is idle, never in a keystroke's work
         freeze_startup_heap()
+
+    def on_mount(self) -> None:
+        self.full_collections.start()
+        self.set_interval(CHECK_S, self._collect_when_idle)
+
+    def on_unmount(self) -> None:
+        self.full_collections.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent):
+            self.full_collections.activity()
+        await super().on_event(event)
+
+    def _collect_when_idle(self) -> None:
+        self.full_collections.tick(busy=any(not worker.is_finished for worker in self.workers))
 
     # ---- the one error router --------------------------------------------------------------------
 
@@ -144,6 +171,8 @@ class WorkbenchApp(App[None]):
         self.push_screen(launch_screen(config.task, config), self._launched)
 
     def _launched(self, ref: object) -> None:
+        from workbench.session.layout import SessionRef  # noqa: PLC0415 (loaded by the launch dialog already)
+
         if isinstance(ref, SessionRef):
             self.open_session(ref, runner_started=True)
 
@@ -179,10 +208,4 @@ class WorkbenchApp(App[None]):
         await self.run_action(action, node)  # type: ignore[arg-type]
 
 
-def freeze_startup_heap() -> None:
-    """Move what the process has allocated so far (the imports: some 70,000 objects that live as long as it
-    does) out of the garbage collector's reach, once per process (the first app built freezes). Otherwise
-    every full collection walks them all again: the start triggers one, opening a 2,000-event session one or
-    two (measured: 150-380 ms of CPU per open on a 2-core machine, 45-135 ms with the freeze)."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
+_IS_A_SHELL: type[WorkbenchShell] = WorkbenchApp  # the screens' interface to the app (mypy checks it is met)

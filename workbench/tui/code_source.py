@@ -24,7 +24,7 @@ class CodeSource:
     def __init__(self, workspace: Workspace, path: str) -> None:
         self.workspace = workspace
         self.path = path
-        self._lock = threading.Lock()  # one GitPython repository is not safe to share between threads
+        self._lock = threading.Lock()  # one GitPython repository is not safe to share between threads (nor the caches)
         self._texts: OrderedDict[str, str | None] = OrderedDict()
         self._results: OrderedDict[tuple[str, str | None], Rendered] = OrderedDict()
 
@@ -44,26 +44,29 @@ class CodeSource:
 
     def code_and_diff(self, sha: str, previous: str | None) -> Rendered:
         """The file at `sha` and its unified diff from `previous` ("" when there is no previous revision),
-        each with its highlighted lines (done here, in the worker, so the UI thread only draws)."""
+        each with its highlighted lines (done here, in the worker, so the UI thread only draws). The lock is
+        held for git and the caches only: `cached`, asked on the UI thread at every move, never waits for a
+        highlighting."""
+        key = (sha, previous)
         with self._lock:
-            key = (sha, previous)
             if key in self._results:
                 return self._results[key]
             code = self._text(sha)
             before = self._text(previous) if previous else None
-            diff = ""
-            if previous is not None:
-                diff = "".join(
-                    difflib.unified_diff(
-                        (before or "").splitlines(keepends=True),
-                        (code or "").splitlines(keepends=True),
-                        fromfile=f"a/{self.path} ({previous[:10]})",
-                        tofile=f"b/{self.path} ({sha[:10]})",
-                    )
+        diff = ""
+        if previous is not None:
+            diff = "".join(
+                difflib.unified_diff(
+                    (before or "").splitlines(keepends=True),
+                    (code or "").splitlines(keepends=True),
+                    fromfile=f"a/{self.path} ({previous[:10]})",
+                    tofile=f"b/{self.path} ({sha[:10]})",
                 )
-            code = code if code is not None else ""
-            result = Rendered((code, highlight_python(code), diff, highlight_diff(diff)))
+            )
+        code = code if code is not None else ""
+        result = Rendered((code, highlight_python(code), diff, highlight_diff(diff)))
+        with self._lock:
             self._results[key] = result
             if len(self._results) > CACHE_SIZE:
                 self._results.popitem(last=False)
-            return result
+        return result

@@ -8,11 +8,15 @@ import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench import paths
 from workbench.catalog import Catalog, GuidanceConfig
-from workbench.session.config import DEFAULT_MAX_TURNS
-from workbench.session.store import EXAMPLES_DIR, SessionStore
+
+if TYPE_CHECKING:  # the session package loads after the first screen is drawn (the store's first use)
+    from workbench.session.store import SessionStore
+
+EXAMPLES_DIR = paths.DEFAULTS["examples"]  # the shipped example sessions (as workbench.session.store.EXAMPLES_DIR)
 
 _NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")
 DEFAULT_IDLE_EXIT_MIN = 30  # a human session launched from the workbench ends after this long without a revision
@@ -32,7 +36,7 @@ class LaunchChoices:
     provider: str = "openai"  # agent driver: the API (its key comes from the environment, never from the dialog)
     model: str = ""  # agent driver: the model's name at the provider
     base_url: str = ""  # agent driver: "" = the provider's own API
-    max_turns: str = str(DEFAULT_MAX_TURNS)  # agent driver: model calls at most
+    max_turns: str | None = None  # agent driver: model calls at most; None: the session default, shown as its number
     max_usd: str = ""  # agent driver: "" = no dollar budget
     allow_unpriced: bool = False  # agent driver: run a model missing from the price table
     agent_mode: str = "code"  # agent driver: code or design
@@ -76,6 +80,8 @@ class WorkbenchContext:
     @cached_property
     def store(self) -> SessionStore:
         """One store per app, so that its cache of session summaries lasts between refreshes."""
+        from workbench.session.store import SessionStore  # noqa: PLC0415 (start-up time: loaded after the first paint)
+
         return SessionStore(self.sessions_dir, self.examples_dir)
 
     def runner_command(self, session_id: str, idle_exit_s: float | None = None) -> list[str]:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rich.text import Text
 from textual.message import Message
 
 from workbench.catalog import Guidance, Task
-from workbench.session.eventlog import LogTail
-from workbench.session.events import Event
-from workbench.session.layout import SessionRef
-from workbench.session.store import SessionSummary, SessionView
-from workbench.session.workspace import Workspace
-from workbench.tui.turns import AgentUsage
+
+if TYPE_CHECKING:  # annotations only: the tasks area's messages are posted before the session package loads
+    from rich.text import Text
+
+    from workbench.session.eventlog import LogTail
+    from workbench.session.events import Event
+    from workbench.session.layout import SessionRef
+    from workbench.session.store import SessionSummary, SessionView
+    from workbench.tui.code_source import CodeSource
+    from workbench.tui.turns import AgentUsage
 
 
 @dataclass
@@ -49,14 +53,15 @@ class SessionsLoaded(Message):
 
 
 class SessionLoaded(Message):
-    """A session as read now (config, every event so far, their state) and a tail positioned after them."""
+    """A session as read now (config, every event so far, their state), a tail positioned after them, and
+    its solution's code by revision (None when its git history cannot be read: `problem` says why)."""
 
-    def __init__(self, view: SessionView, tail: LogTail, running: bool, workspace: Workspace | None, problem: str = "") -> None:
+    def __init__(self, view: SessionView, tail: LogTail, running: bool, code: CodeSource | None, problem: str = "") -> None:
         super().__init__()
         self.view = view
         self.tail = tail
         self.running = running
-        self.workspace = workspace
+        self.code = code
         self.problem = problem
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from workbench import paths
 from workbench.catalog.task import Task
-from workbench.device import resolve_device
+from workbench.device import cuda_total_memory, device_index, resolve_device
 from workbench.errors import UsageError
 from workbench.harness.host.checker_pool import CheckerPool, PooledChecker, PoolUnavailable
 from workbench.harness.host.child import die_with_parent
@@ -35,7 +35,7 @@ from workbench.harness.host.reference_cache import ReferenceCache
 from workbench.harness.host.version import harness_version
 from workbench.harness.policy import checker as policy_checker
 from workbench.harness.protocol.messages import PROGRESS_PREFIX, EvalRequest, WorkerResult
-from workbench.harness.protocol.report import EvalReport, WorkloadResult
+from workbench.harness.protocol.report import SKIPPED, EvalReport, WorkloadResult
 from workbench.secret_names import SECRET_NAME
 
 # Names of environment variables that hold secrets (also what sessions redact: workbench/session/secrets.py).
@@ -43,6 +43,7 @@ SECRET_ENV = SECRET_NAME  # variables never passed to the solution's process (wo
 DEFAULT_TIMEOUT_S = {"cpu": 900.0, "cuda": 1800.0}
 CPU_ADDRESS_LIMIT = 16 * 2**30  # bytes of address space for a CPU checker and its solution process
 GRACE_S = 30.0  # beyond the evaluation's timeout, for the checker to report a timeout itself
+GIB = 2**30
 
 
 def default_workloads(task: Task, device: str) -> list[str]:
@@ -129,6 +130,7 @@ def evaluate(
     on_workload: Callable[[WorkloadResult], None] | None = None,
     pool: CheckerPool | None = None,
     seeded_inputs: bool | None = None,
+    device_memory_bytes: int | None = None,
 ) -> EvalReport:
     """Evaluate solution on task in a fresh checker process. Bad arguments raise UsageError.
 
@@ -141,6 +143,10 @@ def evaluate(
     `pool`: fork the checker from a warm zygote (host/checker_pool.py) instead of starting an interpreter.
     `seeded_inputs`: whether the solution process makes trials' inputs from their seeds (None: on a GPU;
     checker/correctness.py `deliver`); True on the CPU for tests of that path only.
+    `device_memory_bytes`: the device's memory, in place of asking the GPU (a child process, once per process;
+    on the CPU nothing is checked unless it is given). A workload whose declared need (task.toml
+    device_memory_gib) exceeds it is `skipped` before any process starts (`memory_refusals`); when none is left
+    the report is `skipped` at once.
     Every report carries the harness's version (host/version.py), refusals by the static policy included.
     """
     report = _evaluate(
@@ -157,6 +163,7 @@ def evaluate(
         on_workload,
         pool,
         seeded_inputs,
+        device_memory_bytes,
     )
     report.harness_version = harness_version(static_policy)
     return report
@@ -176,6 +183,7 @@ def _evaluate(
     on_workload: Callable[[WorkloadResult], None] | None,
     pool: CheckerPool | None,
     seeded_inputs: bool | None,
+    device_memory_bytes: int | None,
 ) -> EvalReport:
     device = resolve_device(device)
     solution = Path(solution).resolve()
@@ -191,6 +199,14 @@ def _evaluate(
         refused = _static_refusal(task, solution, device)
         if refused is not None:
             return refused
+    requested = names
+    skipped = memory_refusals(task, names, device, device_memory_bytes)  # judged before anything starts
+    if on_workload is not None:
+        for result in skipped:
+            on_workload(result)
+    names = [n for n in names if n not in {r.name for r in skipped}]
+    if not names:
+        return _skipped_report(task, solution, device, skipped)
     remove_stale_scratch()
     wall_started = time.perf_counter()
     cache = ReferenceCache(reference_cache) if reference_cache is not None else None
@@ -248,9 +264,53 @@ def _evaluate(
         partial = results[-1] if results else None
         report = _collect(task, solution, device, names, partial, returncode, timed_out, timeout, tail)
         report.duration_s = time.perf_counter() - wall_started  # the whole evaluation, processes' start included
+        if skipped:
+            report.workloads = _in_order(requested, [*report.workloads, *skipped])
         if cache is not None and report.passed:  # a failed evaluation's figures are not trusted for reuse
             cache.record(task, report)
         return report
+
+
+def memory_message(need_gib: float, total_bytes: int) -> str:
+    """ "needs 100 GiB of device memory, this GPU has 79.2 GiB" """
+    return f"needs {need_gib:g} GiB of device memory, this GPU has {total_bytes / GIB:.1f} GiB"
+
+
+def memory_refusals(task: Task, names: list[str], device: str, device_memory_bytes: int | None) -> list[WorkloadResult]:
+    """The workloads of `names` whose declared device memory (task.toml device_memory_gib) exceeds the device's,
+    as `skipped` results, in order. The device's memory is `device_memory_bytes` when given, else asked of the
+    GPU (once per process); on the CPU, or where the GPU cannot tell, nothing is refused. The GPU is asked only
+    when a workload declares a need."""
+    needs = [(name, gib) for name in names if (gib := task.workload(name).device_memory_gib) is not None]
+    if not needs:
+        return []
+    total = device_memory_bytes
+    if total is None and device != "cpu":
+        total = cuda_total_memory(device_index(device))
+    if total is None:
+        return []
+    return [
+        WorkloadResult(name=name, status=SKIPPED, message=memory_message(gib, total)) for name, gib in needs if gib * GIB > total
+    ]
+
+
+def _skipped_report(task: Task, solution: Path, device: str, skipped: list[WorkloadResult]) -> EvalReport:
+    """The report when every requested workload needs more device memory than the device has: nothing started."""
+    return EvalReport(
+        task=task.id,
+        solution=str(solution),
+        device=device,
+        status=SKIPPED,
+        message="; ".join(f"{w.name}: {w.message}" for w in skipped),
+        workloads=skipped,
+        sandbox="not started: every workload needs more device memory than this device has",
+    )
+
+
+def _in_order(names: list[str], results: list[WorkloadResult]) -> list[WorkloadResult]:
+    """`results` in the order the workloads were requested (any the request did not name last)."""
+    rank = {name: i for i, name in enumerate(names)}
+    return sorted(results, key=lambda w: rank.get(w.name, len(names)))
 
 
 def _start_checker(device: str, scratch: str, result_write: int, pool: CheckerPool | None, warm_fd: int | None) -> Checker:

@@ -21,11 +21,15 @@ Status = Literal[
     "protocol_violation",
     "task_error",
     "harness_error",
+    "skipped",
 ]
 STATUSES: tuple[Status, ...] = get_args(Status)  # the same names, in order, for iteration
 # Not the solution's doing: the task's own files failed (task_error), or the workbench did (harness_error).
 # The CLI exits 2 for these (a bad task file, or a bug to report), never 1.
 FAULT_STATUSES: tuple[Status, ...] = ("task_error", "harness_error")
+# A workload whose declared device memory (task.toml device_memory_gib) exceeds the device's is refused before
+# anything starts: "skipped" is neither a failure nor a fault, and is counted apart from both.
+SKIPPED: Status = "skipped"
 
 
 class Violation(BaseModel):
@@ -187,12 +191,18 @@ class EvalReport(BaseModel):
     def passed(self) -> bool:
         return self.status == "passed"
 
+    def ran(self) -> list[WorkloadResult]:
+        """The workloads that were evaluated (all but those skipped for want of device memory)."""
+        return [w for w in self.workloads if w.status != SKIPPED]
+
     def geomean_speedup(self) -> float | None:
-        return _geomean([w.speedup for w in self.workloads])
+        """Over the workloads that ran (skipped ones have no latency and take no part)."""
+        return _geomean([w.speedup for w in self.ran()])
 
     def geomean_library_speedup(self) -> float | None:
-        """The geometric mean of the speedups over the library baseline (None unless every workload has one)."""
-        return _geomean([w.library_speedup for w in self.workloads])
+        """The geometric mean of the speedups over the library baseline (None unless every workload that ran
+        has one)."""
+        return _geomean([w.library_speedup for w in self.ran()])
 
     def summary_json(self) -> dict[str, object]:
         """The stable JSON shape printed by `d2k-workbench eval --json`."""
@@ -240,10 +250,14 @@ def _geomean(values: list[float | None]) -> float | None:
 
 
 def overall_status(workloads: list[WorkloadResult], violations: list[Violation]) -> Status:
-    """Passed only when every workload passed and no rule was broken."""
+    """Passed only when every workload that ran passed and no rule was broken. Skipped workloads (more device
+    memory than the device has) take no part: all of them skipped is "skipped"; none at all a runtime_error."""
     if violations:
         return "policy_violation"
-    for workload in workloads:
+    ran = [w for w in workloads if w.status != SKIPPED]
+    for workload in ran:
         if workload.status != "passed":
             return workload.status
-    return "passed" if workloads else "runtime_error"
+    if ran:
+        return "passed"
+    return SKIPPED if workloads else "runtime_error"

@@ -11,7 +11,7 @@ the end event, and turns the solution's objects into harness values:
   of `list`, `tuple` or `torch.Tensor` included, is the solution's error (`SolutionRaised`).
 - `describe_raised`: what the solution raised, as a status and a message built from builtin-typed data
   only (the class's name read through `type`'s own descriptor, arguments that are exactly `str`, `int`,
-  `float` or `bool`, the line of solution.py from the traceback's frames), cut to `MAX_TEXT` characters.
+  `float` or `bool`, the solution file's name and line from the traceback's frames), cut to `MAX_TEXT` characters.
 
 Reads go through the descriptors of `type`, `object` and `BaseException` themselves, so a class that
 overrides `__class__`, `__name__`, `args` or `__traceback__` in Python is never asked.
@@ -102,7 +102,7 @@ def _message(exc: BaseException) -> str:
 
 
 def _solution_line(exc: BaseException, solution_file: str) -> int | None:
-    """The last line of solution.py in the traceback (frames read directly: no linecache, no module loader)."""
+    """The last line of the solution's file in the traceback (frames read directly: no linecache, no module loader)."""
     tb = _EXC_TRACEBACK.__get__(exc)
     line = None
     while type(tb) is TracebackType:
@@ -117,7 +117,7 @@ def describe_raised(exc: BaseException, solution_file: str) -> SolutionRaised:
     cls = type(exc)
     name = type_name(cls)
     line = _solution_line(exc, solution_file)
-    where = f" (solution.py line {line})" if line else ""
+    where = f" ({solution_file.rpartition('/')[2]} line {line})" if line else ""  # the file by its name
     summary = cut(f"{name}: {_message(exc)}".rstrip(": ") + where)
     mro = _TYPE_MRO.__get__(cls)
     if name in _COMPILE_ERRORS or "triton.compiler" in _module_of(cls):  # a failure either way: the name only words it

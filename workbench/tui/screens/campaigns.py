@@ -258,17 +258,10 @@ class CampaignsScreen(WorkbenchScreen):
         if not (session_dir / "session.toml").is_file():
             self.notify(f"{event.row_key.value} has not started yet", timeout=4)
             return
-        from workbench.tui.app import WorkbenchApp  # noqa: PLC0415 (cycle: the app imports its screens)
-
-        app = self.app
-        if isinstance(app, WorkbenchApp):
-            app.open_session(SessionRef(event.row_key.value, session_dir))
+        self.shell.open_session(SessionRef(event.row_key.value, session_dir))
 
     def action_back(self) -> None:
-        from workbench.tui.app import WorkbenchApp  # noqa: PLC0415 (cycle: the app imports its screens)
-
-        if isinstance(self.app, WorkbenchApp):
-            self.app.action_show_tasks()
+        self.shell.action_show_tasks()
 
 
 __all__ = ["CampaignsScreen"]

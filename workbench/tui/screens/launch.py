@@ -339,7 +339,8 @@ class LaunchScreen(WorkbenchModal):
             with Horizontal(classes="launch-field"):
                 yield Label("Turns")
                 turns = f"model calls at most; empty: {DEFAULT_MAX_TURNS}"
-                yield Input(choices.max_turns, placeholder=turns, compact=True, id="launch-turns")
+                max_turns = str(DEFAULT_MAX_TURNS) if choices.max_turns is None else choices.max_turns
+                yield Input(max_turns, placeholder=turns, compact=True, id="launch-turns")
             with Horizontal(classes="launch-field"):
                 yield Label("Max USD")
                 budget = "optional: stop once the cost reaches this"

@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Select, Static, TabbedContent, TabPane
 
+from workbench.catalog import natural_key
 from workbench.errors import WorkbenchError
 from workbench.scoring import build_results, build_tables, collect, session_curve
 from workbench.scoring.records import SessionRecord
@@ -140,7 +141,7 @@ class ResultsScreen(WorkbenchScreen):
         labels = group_labels(self.records)
         devices = Counter(model for r in self.records for model in r.device_models)
         options = {
-            "task": sorted({r.task for r in self.records}),
+            "task": sorted({r.task for r in self.records}, key=natural_key),
             "model": list(dict.fromkeys(labels.values())),
             "config": config_order({r.guidance for r in self.records if r.mode == "code"}),
             "device": [name for name, _ in devices.most_common()],

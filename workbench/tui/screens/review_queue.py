@@ -94,7 +94,7 @@ class ReviewQueueScreen(WorkbenchScreen):
         item = self.pending[table.cursor_row]
         ref = self.refs.get(item.session)
         if ref is not None:
-            self.app.open_review(ref, item.rev)  # type: ignore[attr-defined]
+            self.shell.open_review(ref, item.rev)
 
     def action_back(self) -> None:
         self.app.pop_screen()

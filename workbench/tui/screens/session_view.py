@@ -11,10 +11,10 @@ come from the log alone, so a recorded agent session reads the same as a live on
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -22,10 +22,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
-from textual.widgets import Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane, Tabs
+from textual.worker import Worker, WorkerState
 
 from workbench.session.config import AgentConfig, SessionConfig
 from workbench.session.eventlog import LogTail
+from workbench.session.events import Event
 from workbench.session.format import submission_line
 from workbench.session.layout import SessionRef
 from workbench.session.state import SessionState
@@ -44,13 +46,30 @@ from workbench.tui.widgets.latency_chart import LatencyChart
 from workbench.tui.widgets.revision_table import SUBMITTED, RevisionTable
 from workbench.tui.widgets.turns_view import TurnsView
 
-if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
-
 POLL_S = 0.5
 PLAY_S = 0.3
 REVISION_KEYS = Binding.Group("Revision", compact=True)  # the footer shows "[] Revision"
 EVENT_KEYS = Binding.Group("Event", compact=True)
+
+
+def latest_rev(state: SessionState, current: Event | None) -> int | None:
+    """The revision the event `current` concerns, else the newest revision (None when there is none)."""
+    rev = getattr(current, "rev", None)
+    if isinstance(rev, int) and rev in state.revisions:
+        return rev
+    return max(state.revisions) if state.revisions else None
+
+
+def revision_shas(state: SessionState, rev: int, diff_base: int | None) -> tuple[str, str | None] | None:
+    """The commit of revision `rev` and the one its diff is taken from: `diff_base`'s when set (and another
+    revision), else the previous revision's (None for the first)."""
+    revisions = state.revisions
+    if rev not in revisions:
+        return None
+    if diff_base is not None and diff_base != rev and diff_base in revisions:
+        return revisions[rev].sha, revisions[diff_base].sha
+    earlier = [r for r in revisions if r < rev]
+    return revisions[rev].sha, (revisions[max(earlier)].sha if earlier else None)
 
 
 class SessionViewScreen(WorkbenchScreen):
@@ -106,7 +125,7 @@ class SessionViewScreen(WorkbenchScreen):
         self.tail: LogTail | None = None
         self.code: CodeSource | None = None
         self.running = False
-        self.latest = SessionState()  # the state after every event read (whatever the position shown)
+        self._latest: SessionState | None = None  # `latest`, made when first asked for
         self.following = False
         self.playing = False
         self.code_rev: int | None = None  # the revision whose code is wanted
@@ -137,7 +156,7 @@ class SessionViewScreen(WorkbenchScreen):
                 with TabPane("Events", id="tab-events"):
                     yield EventLog(id="events")
         yield Static(id="replay-bar")
-        yield WorkbenchFooter()
+        yield WorkbenchFooter(held=True)  # built with the session's content (on_session_loaded, _load_ended)
 
     def on_mount(self) -> None:
         self.sub_title = "Session"
@@ -149,23 +168,33 @@ class SessionViewScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, group="load", name="opening the session", exit_on_error=False)
     def load_session(self) -> None:
+        """The session as read now, and the code of the revision the view opens on and of the one before it,
+        read and highlighted here: the view's first paint has its code (no second round through a worker
+        and another layout), and the first move back finds its revision ready."""
         store = self.context.store
         view, tail = store.tail(self.ref)
         running = store.is_running(self.ref)
-        problem, workspace = "", None
+        problem, code = "", None
         try:
-            workspace = store.workspace(self.ref)
+            code = CodeSource(store.workspace(self.ref), view.config.solution)
         except WorkspaceError as exc:
             problem = str(exc)
-        self.post_message(SessionLoaded(view, tail, running, workspace, problem))
+        rev = latest_rev(view.state, view.events[-1] if view.events else None)
+        if code is not None and rev is not None:
+            for shas in (revision_shas(view.state, r, None) for r in (rev, rev - 1)):
+                # kept in the source's cache, where request_code finds them; a failure here is left to
+                # request_code's worker, which reports it (the session itself opens either way)
+                with contextlib.suppress(Exception):
+                    if shas is not None:
+                        code.code_and_diff(*shas)
+        self.post_message(SessionLoaded(view, tail, running, code, problem))
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
         view = message.view
         self.config, self.tail, self.running = view.config, message.tail, message.running
-        self.latest = SessionState.from_events(view.events)
+        self._latest = None  # made from the events read when first asked for (after the first paint)
         self.refresh_bindings()  # the stop and resume keys depend on the runner and the state read (a footer rebuild)
-        if message.workspace is not None:
-            self.code = CodeSource(message.workspace, view.config.solution)
+        self.code = message.code
         if message.problem:
             self.notify(message.problem, severity="warning")
         # at the end of every event read: the view's state is exactly that of applying them one at a time
@@ -176,8 +205,17 @@ class SessionViewScreen(WorkbenchScreen):
         self.refresh_view(select_latest=True)
         if self.is_agent:  # an agent session opens on its transcript
             self.query_one("#session-tabs", TabbedContent).active = "tab-agent"
+            # the Agent tab was just shown: once laid out, place the underline under it (it was measured hidden)
+            self.call_after_refresh(self._place_tab_underline)
         if not self.ref.read_only:
             self.set_interval(POLL_S, self._poll)
+        self.query_one(WorkbenchFooter).release(after_refresh=False)  # its keys depend on what was read
+
+    @on(Worker.StateChanged)
+    def _load_ended(self, event: Worker.StateChanged) -> None:
+        """Opening failed (its notice comes from the app's error router): the footer is shown anyway."""
+        if event.worker.group == "load" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self.query_one(WorkbenchFooter).release(after_refresh=False)
 
     def _poll(self) -> None:
         if not self._polling and self.tail is not None:
@@ -217,16 +255,19 @@ class SessionViewScreen(WorkbenchScreen):
         if message.events or changed:
             self.update_bar()
 
+    @property
+    def latest(self) -> SessionState:
+        """The state after every event read, whatever the position shown (the timeline's events are those
+        read: events that arrive are applied here before the timeline records them)."""
+        if self._latest is None:
+            self._latest = SessionState.from_events(self.timeline.events)
+        return self._latest
+
     # ---- what is shown -----------------------------------------------------------------------------
 
     def _latest_rev(self) -> int | None:
         """The revision the current event concerns, else the newest one."""
-        state = self.timeline.state
-        current = self.timeline.current
-        rev = getattr(current, "rev", None)
-        if isinstance(rev, int) and rev in state.revisions:
-            return rev
-        return max(state.revisions) if state.revisions else None
+        return latest_rev(self.timeline.state, self.timeline.current)
 
     @property
     def submitted_rev(self) -> int | None:
@@ -318,6 +359,10 @@ class SessionViewScreen(WorkbenchScreen):
             max_turns = settings.max_turns if settings is not None else None
             self.query_one("#agent-status", Static).update(usage_text(self.timeline.usage, max_turns))
 
+    def _place_tab_underline(self) -> None:
+        tabs = self.query_one("#session-tabs", TabbedContent).query_one(Tabs)
+        tabs._highlight_active(animate=False)  # Textual re-places it on resize only; the bar's width did not change
+
     def update_bar(self) -> None:
         timeline, live = self.timeline, self.live
         bar = Text()
@@ -349,17 +394,11 @@ class SessionViewScreen(WorkbenchScreen):
         self.query_one("#latency", LatencyChart).update_revisions(self.timeline.state.ordered(), self.submitted_rev, event.rev)
 
     def _shas(self, rev: int) -> tuple[str, str | None] | None:
-        revisions = self.timeline.state.revisions
-        if rev not in revisions:
-            return None
-        if self.diff_base is not None and self.diff_base != rev and self.diff_base in revisions:
-            return revisions[rev].sha, revisions[self.diff_base].sha
-        earlier = [r for r in revisions if r < rev]
-        return revisions[rev].sha, (revisions[max(earlier)].sha if earlier else None)
+        return revision_shas(self.timeline.state, rev, self.diff_base)
 
     def action_review(self) -> None:
         """The judge's verdict on the selected revision beside the expert solution (run, confirm, change)."""
-        cast("WorkbenchApp", self.app).open_review(self.ref, self.query_one("#revisions", RevisionTable).selected_rev)
+        self.shell.open_review(self.ref, self.query_one("#revisions", RevisionTable).selected_rev)
 
     def action_diff_base(self) -> None:
         """Mark the selected revision as the Diff tab's base (any two revisions can be compared); on the
@@ -381,14 +420,18 @@ class SessionViewScreen(WorkbenchScreen):
             return
         self.code_rev = rev
         cached = self.code.cached(*shas)
-        if cached is not None:
-            self.show_code(rev, cached)
-        neighbours = [n for r in (rev - 1, rev + 1) if (n := self._shas(r)) is not None]
-        self.load_code(rev, shas if cached is None else None, neighbours)
+        neighbours = [n for r in (rev - 1, rev + 1, rev - 2, rev + 2) if (n := self._shas(r)) is not None]
+        if cached is None:
+            self.load_code(rev, shas, neighbours)
+            return
+        self.show_code(rev, cached)
+        # the neighbours are read once this revision is painted: the reading does not hold up its paint
+        self.call_after_refresh(self.load_code, rev, None, neighbours)
 
     @work(thread=True, group="code", name="reading the revision from git", exit_on_error=False)
     def load_code(self, rev: int, shas: tuple[str, str | None] | None, neighbours: list[tuple[str, str | None]]) -> None:
-        """Read and highlight one revision (when not cached), then the ones next to it, so moving is instant."""
+        """Read and highlight one revision (when not cached), then the two on either side of it, so that moving
+        is instant even when keys come faster than a revision is highlighted."""
         assert self.code is not None
         if shas is not None:
             self.post_message(CodeLoaded(rev, self.code.code_and_diff(*shas)))
@@ -512,7 +555,7 @@ class SessionViewScreen(WorkbenchScreen):
         if self.config is None:
             self.notify("the session is still being read", severity="warning")
             return
-        self.app.rerun(self.config)  # type: ignore[attr-defined]
+        self.shell.rerun(self.config)
 
     def action_resume(self) -> None:
         if not self.resumable:

@@ -5,8 +5,6 @@ model call; like the other columns it gives way on a narrow screen, the session 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,9 +21,6 @@ from workbench.tui.screens.base import STYLES, WorkbenchScreen
 from workbench.tui.screens.session_actions import ActionDialog, delete_session, toggle_exclusion
 from workbench.tui.turns import AgentUsage
 from workbench.tui.widgets.footer import WorkbenchFooter
-
-if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
 
 REFRESH_S = 2.0
 COLUMNS = ("session", "task", "guidance", "driver", "revs", "status", "best", "speedup", "cost", "started")
@@ -300,7 +295,7 @@ class SessionsScreen(WorkbenchScreen):
     def action_open(self) -> None:
         session_id = self.selected_id
         if session_id and session_id in self.refs:
-            cast("WorkbenchApp", self.app).open_session(self.refs[session_id])  # in this area: pushes its view
+            self.shell.open_session(self.refs[session_id])  # in this area: pushes its view
 
     @on(DataTable.RowSelected, "#session-table")
     def _row_selected(self, event: DataTable.RowSelected) -> None:

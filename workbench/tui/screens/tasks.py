@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rich.markdown import Markdown
 from rich.table import Table
@@ -19,15 +20,19 @@ from workbench.catalog.describe import signature_table
 from workbench.catalog.guidance import LEVEL_NAMES, levels_of
 from workbench.catalog.imported import IMPORTED_LABEL, ImportRecord, import_record
 from workbench.errors import WorkbenchError
-from workbench.session.format import format_speedup
-from workbench.session.store import SessionSummary
 from workbench.tui.messages import TaskRow, TasksLoaded
+from workbench.tui.rendered import RenderedByWidth
 from workbench.tui.screens.base import STYLES, WorkbenchScreen
 from workbench.tui.widgets.footer import WorkbenchFooter
+
+if TYPE_CHECKING:  # the session package loads after the task list is drawn (best_results)
+    from workbench.session.store import SessionSummary
 
 
 def best_results(summaries: list[SessionSummary]) -> dict[str, str]:
     """Per task, the best passing result any session recorded ("1.23x" when timed, else "passed (untimed)")."""
+    from workbench.session.format import format_speedup  # noqa: PLC0415 (start-up time: after the first paint)
+
     best: dict[str, tuple[float, str]] = {}
     for row in summaries:
         if row.best_status != "passed":
@@ -143,7 +148,7 @@ class TasksScreen(WorkbenchScreen):
                     yield Static(id="guidance-text")
             with TabPane("Dependencies", id="dependencies"), VerticalScroll(id="dependencies-scroll"):
                 yield Static(id="guidance-deps")
-        yield WorkbenchFooter()
+        yield WorkbenchFooter(held=True)  # built once the task list is drawn (on_tasks_loaded, _tasks_failed)
 
     def on_mount(self) -> None:
         self.sub_title = "Tasks"
@@ -156,10 +161,15 @@ class TasksScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="tasks", name="loading tasks", exit_on_error=False)
     def load_tasks(self) -> None:
         """Every task folder, a bad one as a row with its problem (it never hides the others); the best
-        results follow in a second message. A tasks root that cannot be listed fails the worker."""
+        results follow in a second message (`load_best`). A tasks root that cannot be listed fails the worker."""
         rows = [TaskRow(e.task_id, e.task, e.guidance, "", e.problem) for e in self.context.catalog.entries()]
-        self.post_message(TasksLoaded(rows))  # shown at once; the best results (every session's log) follow
-        best = best_results([row for row in self.context.store.summaries() if not row.read_only])  # the user's own
+        self.post_message(TasksLoaded(rows))
+
+    @work(thread=True, exclusive=True, group="best", name="reading the best results", exit_on_error=False)
+    def load_best(self, rows: list[TaskRow]) -> None:
+        """Each task's best result in the user's own sessions, once the task list is drawn: reading every
+        session's log (and loading the session package to read it) never delays the first paint."""
+        best = best_results([row for row in self.context.store.summaries() if not row.read_only])
         if best:
             self.post_message(TasksLoaded([replace(r, best=best.get(r.task_id, "")) for r in rows]))
 
@@ -169,6 +179,7 @@ class TasksScreen(WorkbenchScreen):
         (the notice comes from the app's error router, as for any worker)."""
         if event.worker.group != "tasks" or event.state not in (WorkerState.ERROR, WorkerState.CANCELLED):
             return
+        self.query_one(WorkbenchFooter).release()
         table = self.query_one("#task-table", DataTable)
         if table.loading:  # its keys were not active while it loaded: the footer is told they are now
             table.loading = False
@@ -203,10 +214,12 @@ class TasksScreen(WorkbenchScreen):
             )
         if message.rows:
             self.show_task(message.rows[0].task_id)
+            self.call_after_refresh(self.load_best, message.rows)  # once the list is on screen
         else:
             self.query_one("#task-header", Static).update(
                 Text(f"No tasks in {self.context.tasks_dir} (a task is a folder with a task.toml).", style="dim")
             )
+        self.query_one(WorkbenchFooter).release()
 
     @property
     def selected(self) -> TaskRow | None:
@@ -250,12 +263,14 @@ class TasksScreen(WorkbenchScreen):
             for pane in ("#task-description", "#task-signature", "#task-workloads", "#task-requirements"):
                 self.query_one(pane, Static).update("")
         else:
-            self.query_one("#task-description", Static).update(Markdown(task.description_text()))
-            self.query_one("#task-signature", Static).update(signature_table(task, expand=True))
-            self.query_one("#task-workloads", Static).update(workloads_table(task))
-            self.query_one("#task-requirements", Static).update(
-                Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in task.spec.requirements))
-            )
+            requirements = Markdown("**Requirements**\n\n" + "\n".join(f"- {r}" for r in task.spec.requirements))
+            for pane, document in (
+                ("#task-description", Markdown(task.description_text())),
+                ("#task-signature", signature_table(task, expand=True)),
+                ("#task-workloads", workloads_table(task)),
+                ("#task-requirements", requirements),
+            ):
+                self.query_one(pane, Static).update(RenderedByWidth(document))
         self.show_guidance()
 
     def show_guidance(self) -> None:

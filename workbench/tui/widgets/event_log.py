@@ -2,7 +2,8 @@
 
 Only the first `shown` lines are visible (the timeline's position); lines past it are kept for when
 the position moves forward. A line is built only when drawn (a 2,000-event log costs its widths, not
-2,000 rich Texts); its width is known without it. Scrolling away from the bottom posts
+2,000 rich Texts); its width is known without it, and measured only when the log is sized (a session opens
+on its code: its hidden log costs nothing until its tab is shown). Scrolling away from the bottom posts
 `EventLog.Scrolled`, which the session view uses to stop following a live session.
 """
 
@@ -41,7 +42,7 @@ class EventLog(LinesView):
         `count` and scroll to the top."""
         self._events = list(events)
         self._start = self._events[0].ts if self._events else None
-        self._widths = [event_line_width(event, self._start) for event in self._events]
+        self._widths = []  # measured when the log is sized (_resize)
         self._strips.clear()
         self._count = -1
         self._set_count(count)
@@ -53,7 +54,11 @@ class EventLog(LinesView):
         if self._start is None and events:
             self._start = events[0].ts
         self._events.extend(events)
-        self._widths.extend(event_line_width(event, self._start) for event in events)
+
+    def _resize(self) -> None:
+        """Measure the events not measured yet (only the log's size needs their widths), then size the log."""
+        self._widths.extend(event_line_width(event, self._start) for event in self._events[len(self._widths) :])
+        super()._resize()
 
     def _line_total(self) -> int:
         return len(self._events)

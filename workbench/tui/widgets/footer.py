@@ -9,6 +9,11 @@ bindings as Footer.compose reads them) are those already shown, or while the scr
 mode's, or one under an opaque screen): a screen that comes back signals a change (Textual counts its
 `stack_updates` on resume), so its footer is brought up to date then. What is shown is exactly what
 Textual's Footer would show.
+
+A screen that reads its content in a worker can hold its footer (`held=True`) until that content is there
+(`release()`): its keys are built once, when they are known, and the building does not compete with the
+reading for the interpreter (the session view builds them with its content, the tasks area just after its
+first paint).
 """
 
 from __future__ import annotations
@@ -22,16 +27,28 @@ from textual.widgets import Footer
 class WorkbenchFooter(Footer):
     """A Footer that rebuilds at most once per burst of binding changes, and only for a change it shows."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: bool = False) -> None:
         super().__init__()
         self._rebuild_pending = False
         self._shown: object = None  # what the keys were built from (None: never built)
+        self._held = held  # nothing is built until release()
 
     def bindings_changed(self, screen: Screen[Any]) -> None:
         self._bindings_ready = True
-        if not screen.app.app_focus:
+        if not screen.app.app_focus or self._held:
             return
-        if self.is_attached and screen is self.screen and not self._rebuild_pending:
+        if screen is self.screen:
+            self._schedule()
+
+    def release(self, after_refresh: bool = True) -> None:
+        """Build the keys, after the next refresh (the content just set is drawn first) or at once (with it)."""
+        if self._held:
+            self._held = False
+            # from the footer's own queue: the keys it makes are bound to it
+            self.call_next(self._schedule if after_refresh else self._rebuild)
+
+    def _schedule(self) -> None:
+        if self.is_attached and not self._rebuild_pending:
             self._rebuild_pending = True
             self.call_after_refresh(self._rebuild)
 
@@ -50,11 +67,11 @@ class WorkbenchFooter(Footer):
         """No rebuild is pending and the keys shown are those the screen's bindings give now (or it is hidden)."""
         if not self.is_attached or self.hidden:
             return True
-        return not self._rebuild_pending and _visible(self._shown) == _visible(self.keys())
+        return not self._held and not self._rebuild_pending and _visible(self._shown) == _visible(self.keys())
 
     def describe(self) -> str:
         """The keys shown and the keys due, for a failing test's message."""
-        return f"pending={self._rebuild_pending} shown={_visible(self._shown)} due={_visible(self.keys())}"
+        return f"held={self._held} pending={self._rebuild_pending} shown={_visible(self._shown)} due={_visible(self.keys())}"
 
     def keys(self) -> object:
         """Everything Footer.compose reads: the shown bindings (with their display, enabled state and tooltip),

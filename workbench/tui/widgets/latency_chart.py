@@ -52,10 +52,26 @@ class LatencyChart(LinesView):
         self._top = 0.0
         self._submitted: int | None = None
         self._selected: int | None = None
+        self._latencies: dict[int, tuple[object, float | None]] = {}  # rev -> (the report it is of, its latency)
+        self._index: dict[int, int] = {}  # rev -> its line
+
+    def _latency(self, revision: RevisionState) -> float | None:
+        """revision_latency, worked out once per report (every move between revisions redraws the chart)."""
+        known = self._latencies.get(revision.rev)
+        if known is not None and known[0] is revision.report:
+            return known[1]
+        value = revision_latency(revision)
+        self._latencies[revision.rev] = (revision.report, value)
+        return value
 
     def update_revisions(self, revisions: list[RevisionState], submitted: int | None, selected: int | None) -> None:
-        rows = [(r, revision_latency(r)) for r in revisions if r.eval_state == "finished"]
+        rows = [(r, self._latency(r)) for r in revisions if r.eval_state == "finished"]
+        unchanged = bool(self._lines) and submitted == self._submitted and len(rows) == len(self._rows)
+        if unchanged and all(r is old and v == v_old for (r, v), (old, v_old) in zip(rows, self._rows, strict=True)):
+            self._select(selected)  # a move between revisions: two lines change
+            return
         self._rows, self._submitted, self._selected = rows, submitted, selected
+        self._index = {revision.rev: i + 1 for i, (revision, _) in enumerate(rows)}
         self._top = max((v for _, v in rows if v is not None), default=0.0)
         title = (
             "no evaluated revision yet"
@@ -68,10 +84,23 @@ class LatencyChart(LinesView):
         self._strips.clear()
         self._count = len(rows) + 1
         self.virtual_size = Size(6 + BAR_WIDTH + 10, self._count)
-        index = next((i + 1 for i, (r, _) in enumerate(rows) if r.rev == selected), None)
+        self._keep_in_view(selected)
+        self.refresh()
+
+    def _select(self, selected: int | None) -> None:
+        """Mark another revision as selected: only its line and the one marked before are drawn again."""
+        if selected != self._selected:
+            for rev in (self._selected, selected):
+                if rev is not None and rev in self._index:
+                    self._strips.pop(self._index[rev], None)
+            self._selected = selected
+            self._keep_in_view(selected)
+            self.refresh()
+
+    def _keep_in_view(self, selected: int | None) -> None:
+        index = self._index.get(selected) if selected is not None else None
         if index is not None and not (self.scroll_y <= index < self.scroll_y + self.size.height):
             self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
-        self.refresh()
 
     def _line(self, index: int) -> Text:
         if index == 0:

@@ -1,7 +1,9 @@
 """A read-only, line-virtualised view of rich Text lines: only the lines on screen are rendered.
 
 The base of the event log, the code and diff panes and the latency chart, so that a 2,000-line log or a
-400-revision chart costs what the visible 30 lines cost.
+400-revision chart costs what the visible 30 lines cost. A view in a hidden tab takes its new size only
+when it is shown: a new size lays the whole screen out again (the diff pane, behind the code pane, did so
+at every move between revisions).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class LinesView(ScrollView, can_focus=True):
         self._widths: list[int] = []
         self._strips: dict[int, Strip] = {}
         self._count = 0
+        self._resize_pending = False  # a count or widths set while hidden: sized when shown
 
     def plain_lines(self) -> list[str]:
         """The visible lines as plain text (for tests and copy-out)."""
@@ -47,7 +50,19 @@ class LinesView(ScrollView, can_focus=True):
 
     def _set_count(self, count: int) -> None:
         self._count = max(0, min(count, self._line_total()))
+        if any(not node.display for node in self.ancestors_with_self):
+            self._resize_pending = True
+        else:
+            self._resize()
+
+    def _resize(self) -> None:
+        """The scrollable size of the lines shown."""
+        self._resize_pending = False
         self.virtual_size = Size(max(self._widths[: self._count], default=0) + 1, self._count)
+
+    def on_show(self) -> None:
+        if self._resize_pending:
+            self._resize()
 
     def _line(self, index: int) -> Text:
         """Line `index` (subclasses may build lines lazily, only when drawn)."""

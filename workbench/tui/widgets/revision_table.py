@@ -35,13 +35,14 @@ SHORT_STATUS: dict[Status, str] = {  # every status of harness.report.STATUSES, 
     "protocol_violation": "protocol",
     "task_error": "task error",
     "harness_error": "harness",
+    "skipped": "skipped",  # more device memory than the GPU has: not run, neither passed nor failed
 }
 
 
 def workload_cell(workload: WorkloadState | None) -> Text:
     if workload is None:
         return Text("-", style="dim")
-    mark = "✓" if workload.status == "passed" else "✗"
+    mark = "✓" if workload.status == "passed" else "·" if workload.status == "skipped" else "✗"
     text = f"{mark} {SHORT_STATUS.get(workload.status, workload.status)}"
     if workload.latency_ms is not None:
         text = f"{mark} {workload.latency_ms:.4g} ms"
@@ -223,9 +224,11 @@ class RevisionTable(LinesView):
             self.scroll_to(y=index, animate=False, immediate=True)
         elif index >= self.scroll_y + height:
             self.scroll_to(y=index - height + 1, animate=False, immediate=True)
-        self.refresh()
-        if changed:
-            self.post_message(self.Highlighted(self, self._revs[index]))
+        if changed:  # to the screen's queue, then the cursor: drawn in one frame with what the screen shows for it
+            self.screen.post_message(self.Highlighted(self, self._revs[index]))
+            self.screen.call_later(self.refresh)
+        else:
+            self.refresh()
 
     def action_move(self, delta: int) -> None:
         self._move_to(self.cursor + delta)
