@@ -23,8 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench.harness.host import sandbox
-from workbench.harness.host.child import die_with_parent
-from workbench.harness.host.probe import ProbeProcess
+from workbench.harness.host.probe import ProbeProcess, start_piped_worker
 
 WORKER_MODULE = "workbench.harness.probe.task_check"
 WORKER_CODE = "import sys; sys.path[:0] = {path!r}; from workbench.harness.probe.task_check import main; sys.exit(main())"
@@ -104,20 +103,7 @@ class CheckProcess(ProbeProcess):
         readable = [*interpreter, *sandbox.module_files([WORKER_MODULE]), *self.folders]
         launch = sandbox.isolate(argv, device="cpu", env=env, readable=readable, hidden=sandbox.default_hidden())
         self.sandbox_line = f"{launch.info.kind}: {launch.info.detail}"
-        try:
-            return subprocess.Popen(
-                launch.command,
-                executable=launch.executable,
-                pass_fds=list(launch.pass_fds),
-                env=launch.env,
-                cwd="/",
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                preexec_fn=die_with_parent,
-            )
-        finally:
-            launch.close()
+        return start_piped_worker(launch)
 
     def ask(self, request: dict[str, Any], model: type[_Answer], timeout_s: float = 300.0) -> _Answer:
         """The process's answer to one request as `model`, or `Failed` with why."""

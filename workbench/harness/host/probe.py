@@ -61,21 +61,7 @@ class ProbeProcess:
         hidden = [*sandbox.default_hidden([*self.hidden, paths.DEFAULTS["tasks"]])]
         launch = sandbox.isolate(argv, device="cpu", env=env, readable=readable, hidden=hidden)
         self.sandbox_line = f"{launch.info.kind}: {launch.info.detail}"
-        try:
-            process = subprocess.Popen(
-                launch.command,
-                executable=launch.executable,
-                pass_fds=list(launch.pass_fds),
-                env=launch.env,
-                cwd="/",
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                preexec_fn=die_with_parent,
-            )
-        finally:
-            launch.close()
-        return process
+        return start_piped_worker(launch)
 
     def probe(self, request: ProbeRequest) -> ProbeResult:
         """The worker's answer for one problem, or a failed result when it does not answer in time or sensibly."""
@@ -136,3 +122,21 @@ class ProbeProcess:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+
+
+def start_piped_worker(launch: sandbox.Launch) -> subprocess.Popen[bytes]:
+    """A sandboxed CPU worker that answers on stdout what it reads on stdin (stderr dropped), dying with its parent."""
+    try:
+        return subprocess.Popen(
+            launch.command,
+            executable=launch.executable,
+            pass_fds=list(launch.pass_fds),
+            env=launch.env,
+            cwd="/",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=die_with_parent,
+        )
+    finally:
+        launch.close()
