@@ -137,3 +137,17 @@ def test_the_library_section_is_strict() -> None:
         LibraryBaseline.model_validate({"call": "x", "speed": 1})
     with pytest.raises(ValueError):
         LibraryBaseline.model_validate({"call": ""})
+
+
+def test_the_gpu_checker_keeps_its_autotuned_configs_and_the_user_may_say_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library baseline's autotuning (flash-linear-attention's kernels: 50 s on a fresh H100) is paid once
+    per machine: the GPU checker's Triton keeps its chosen configs on disk, unless the user set the knob."""
+    from workbench.harness.host.evaluate import worker_env
+    from workbench.harness.host.sandbox import worker_env as sandboxed_env
+
+    monkeypatch.delenv("TRITON_CACHE_AUTOTUNING", raising=False)
+    assert worker_env("cuda")["TRITON_CACHE_AUTOTUNING"] == "1"
+    assert "TRITON_CACHE_AUTOTUNING" not in worker_env("cpu")  # the interpreter does not autotune
+    assert "TRITON_CACHE_AUTOTUNING" not in sandboxed_env("cuda")  # the solution's process: its own cache only
+    monkeypatch.setenv("TRITON_CACHE_AUTOTUNING", "0")
+    assert worker_env("cuda")["TRITON_CACHE_AUTOTUNING"] == "0"

@@ -16,11 +16,14 @@ from workbench.harness.host.reference_cache import ReferenceCache, task_digest
 from workbench.harness.protocol.messages import ReferenceTiming
 from workbench.harness.protocol.report import EvalReport, TimingStats, WorkloadResult
 from workbench.harness.solution.timing import (
+    BASELINE_LEAST_REPS,
+    BASELINE_TIME_S,
     GRAPH_THRESHOLD_MS,
     CallTime,
     Clocks,
     CoverPlan,
     TimingPlan,
+    baseline_plan,
     capture_graphs,
     choose_mode,
     cover_ms,
@@ -281,3 +284,54 @@ def test_gpu_a_reference_that_cannot_be_captured_leaves_the_device_generator_usa
     graph.replay()
     torch.cuda.synchronize()
     assert x[0].item() == 4.0  # doubled once eagerly before the capture and once by the replay (capturing runs nothing)
+
+
+class SlowCall:
+    """A call of `call_ms` on a clock that only the calls move (no host overhead): a slow eager reference."""
+
+    def __init__(self, call_ms: float) -> None:
+        self.call_ms = call_ms
+        self.now = 0.0
+        self.calls = 0
+
+    def clock(self) -> float:
+        return self.now
+
+    def call(self, index: int, cover: float) -> CallTime:
+        self.now += self.call_ms / 1e3
+        self.calls += 1
+        return CallTime(self.call_ms, 0.01)
+
+
+def test_a_baseline_of_seconds_a_call_takes_a_few_calls_not_the_solutions_twenty_seconds() -> None:
+    """A reference of 2 s a call: the solution's plan takes 3 warm-up calls and 10 timed ones (26 s); the
+    baseline's plan warms up once past the compiling call and times its least number of calls."""
+    slow = SlowCall(2000.0)
+    clocks = Clocks(perf_counter=slow.clock, event=object, synchronize=lambda: None)
+    stats = measure(slow.call, 3, clocks, baseline_plan(20.0), "events")
+    assert stats.reps == BASELINE_LEAST_REPS
+    assert slow.calls == 2 + BASELINE_LEAST_REPS  # the compiling call, one warm call, the timed ones
+    assert stats.median_ms == pytest.approx(2000.0)
+
+    solution = SlowCall(2000.0)
+    clocks = Clocks(perf_counter=solution.clock, event=object, synchronize=lambda: None)
+    stats = measure(solution.call, 3, clocks, TimingPlan(max_time_s=20.0), "events")
+    assert stats.reps == 10 and solution.calls == 13  # the solution's plan is unchanged
+
+
+def test_a_fast_baseline_is_timed_to_the_same_precision_within_its_budget() -> None:
+    """A 1 ms reference: the baseline's plan still warms up over every input set and stops at the precision
+    target (here: constant times, after min_reps), far inside its time budget."""
+    fast = SlowCall(1.0)
+    clocks = Clocks(perf_counter=fast.clock, event=object, synchronize=lambda: None)
+    stats = measure(fast.call, 3, clocks, baseline_plan(20.0), "events")
+    assert stats.reps == TimingPlan().min_reps
+    assert fast.calls - stats.reps >= 3  # warm-up: each input set at least once
+    assert baseline_plan(20.0).max_time_s == BASELINE_TIME_S and baseline_plan(1.0).max_time_s == 1.0
+
+
+def test_a_baseline_slower_than_its_budget_still_takes_its_least_calls() -> None:
+    slow = SlowCall(BASELINE_TIME_S * 1e3 * 2)  # one call is twice the whole budget
+    clocks = Clocks(perf_counter=slow.clock, event=object, synchronize=lambda: None)
+    stats = measure(slow.call, 3, clocks, baseline_plan(20.0), "events")
+    assert stats.reps == BASELINE_LEAST_REPS

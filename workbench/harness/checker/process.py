@@ -54,6 +54,7 @@ from workbench.harness.solution.timing import (
     CoverPlan,
     Method,
     TimingPlan,
+    baseline_plan,
     busy_probe_ms,
     capture_graphs,
     choose_mode,
@@ -550,7 +551,7 @@ def time_reference(
             )
         progress(f"{name}: timing the reference ({method})")
         reference_args = [_args(task, checker.fresh_inputs(500 + k)) for k in range(len(TIMING_SLOTS))]
-        plan = TimingPlan(max_time_s=request.max_time_per_workload_s)
+        plan = baseline_plan(request.max_time_per_workload_s)
         try:
             result.reference, _ = time_calls(reference_module.reference, reference_args, CLOCKS, device, method, plan)
         except Exception as exc:

@@ -19,6 +19,7 @@ declares it, and under "auto" when the events-mode median is below `GRAPH_THRESH
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -53,6 +54,27 @@ class TimingPlan:
     max_time_s: float = 20.0
     warmup_calls: int = 3
     warmup_s: float = 0.2  # and keep warming up this long, so clocks have ramped up
+    # Past `max_time_s`, still take this many timed calls (a slow call's median needs a few); 0: stop at once.
+    least_reps: int = 0
+    # Warm-up ends after its second call once this long has passed since the first call (compile, autotune)
+    # returned, even short of `warmup_calls` or one call per input set: a call of seconds is warm after one.
+    warmup_budget_s: float = math.inf
+
+
+def baseline_plan(max_time_s: float) -> TimingPlan:
+    """How the reference and the library baseline are timed: what a speedup's denominator needs, not the
+    solution's precision. At most BASELINE_TIME_S of timed calls (or the request's limit, if lower), yet at
+    least BASELINE_LEAST_REPS; warm-up at most BASELINE_WARMUP_S after the compiling call. A slow eager
+    reference (a Python loop over requests, adapters or chunks, a second a call) took the full 20 s of the
+    solution's plan, plus three warm-up calls, on every workload (docs/performance.md, "Evaluation time")."""
+    return TimingPlan(
+        max_time_s=min(max_time_s, BASELINE_TIME_S), least_reps=BASELINE_LEAST_REPS, warmup_budget_s=BASELINE_WARMUP_S
+    )
+
+
+BASELINE_TIME_S = 4.0
+BASELINE_LEAST_REPS = 5
+BASELINE_WARMUP_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -162,7 +184,9 @@ def _stats(samples: list[CallTime], method: Method, cover: float) -> TimingStats
 
 
 def _done(times: list[CallTime], started: float, clocks: Clocks, plan: TimingPlan) -> bool:
-    if len(times) >= plan.max_reps or clocks.perf_counter() - started > plan.max_time_s:
+    if len(times) >= plan.max_reps:
+        return True
+    if clocks.perf_counter() - started > plan.max_time_s and len(times) >= plan.least_reps:
         return True
     if len(times) < plan.min_reps:
         return False
@@ -191,11 +215,16 @@ def measure(
     warm = warm or call
     warm_until = clocks.perf_counter() + plan.warmup_s
     launches: list[float] = []
+    compiled = math.inf  # when the first (compiling) call returned
     i = 0
     while i < max(plan.warmup_calls, n_sets) or clocks.perf_counter() < warm_until:
+        if i >= 2 and clocks.perf_counter() - compiled > plan.warmup_budget_s:
+            break
         launch = warm(i, cover.max_ms).launch_ms
         if i > 0:
             launches.append(launch)
+        else:
+            compiled = clocks.perf_counter()
         i += 1
     chosen = cover_ms(launches, cover)
     times: list[CallTime] = []
