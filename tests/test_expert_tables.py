@@ -24,7 +24,7 @@ def _timing(ms: float) -> TimingStats:
     return TimingStats(mean_ms=ms, median_ms=ms, min_ms=ms, max_ms=ms, std_ms=0.0, reps=10, rel_sem=0.001, method="events")
 
 
-def _run(repo: Path, gpu: str, date: str, latency_ms: float) -> None:
+def _run(repo: Path, gpu: str, date: str, latency_ms: float, phases: dict[str, float] | None = None) -> None:
     folder = repo / "docs" / "results" / gpu / date
     folder.mkdir(parents=True)
     (folder / "run.toml").write_text(f'date = "{date}"\ncommand = "d2k-workbench bench tasks rmsnorm_bwd --reports DIR"\n')
@@ -34,6 +34,9 @@ def _run(repo: Path, gpu: str, date: str, latency_ms: float) -> None:
         latency=_timing(latency_ms),
         reference=_timing(2.0),
         floor_ms=0.05,
+        phases=phases or {},
+        checker_peak_mib=2048.0,
+        solution_peak_mib=512.0,
     )
     report = EvalReport(
         task="rmsnorm_bwd",
@@ -44,6 +47,7 @@ def _run(repo: Path, gpu: str, date: str, latency_ms: float) -> None:
         device_name="NVIDIA H100 80GB HBM3",
         versions={"torch": "2.11.0", "triton": "3.6.0"},
         duration_s=9.4,
+        start_s=1.0,
     )
     (folder / "rmsnorm_bwd.json").write_text(report.model_dump_json(indent=2))
 
@@ -52,7 +56,9 @@ def _repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     (repo / "docs").mkdir(parents=True)
     (repo / "README.md").write_text(f"# x\n\n{begin_marker('tasks')}\nstale\n{end_marker('tasks')}\n\nafter\n")
-    (repo / "docs" / "performance.md").write_text(f"# p\n\n{begin_marker('experts')}\n{end_marker('experts')}\nkept\n")
+    experts = f"{begin_marker('experts')}\n{end_marker('experts')}"
+    evaluation = f"{begin_marker('evaluation')}\n{end_marker('evaluation')}"
+    (repo / "docs" / "performance.md").write_text(f"# p\n\n{experts}\nmid\n{evaluation}\nkept\n")
     return repo
 
 
@@ -98,3 +104,16 @@ def test_a_report_that_is_not_one_is_a_one_line_usage_error(tmp_path: Path) -> N
     result = runner.invoke(app, ["bench", "tables", "--check", "--repo", str(repo)])
     assert result.exit_code == 2
     assert "broken.json" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_each_run_of_a_task_is_a_row_of_its_evaluation_time_oldest_first(tmp_path: Path) -> None:
+    """The before and after of a harness change, one above the other: wall time, phases, peaks, speedups."""
+    repo = _repo(tmp_path)
+    _run(repo, "h100", "2026-12-07", latency_ms=0.2, phases={"first_call": 2.0, "correctness": 1.5, "reference_timing": 4.0})
+    _run(repo, "h100", "2026-12-08", latency_ms=0.1, phases={"first_call": 2.0, "correctness": 1.5, "reference_timing": 1.0})
+    assert runner.invoke(app, ["bench", "tables", "--write", "--repo", str(repo)]).exit_code == 0
+    evaluation = (repo / "docs" / "performance.md").read_text().split(begin_marker("evaluation"))[1]
+    before = "| rmsnorm_bwd | 2026-12-07 | 9.4 | 1.0 | 2.0 | 1.5 | 0.0 | 4.0 | 0.0 | 0.9 | 2.0 | 0.5 | 10.00x | - |"
+    after = "|  | 2026-12-08 | 9.4 | 1.0 | 2.0 | 1.5 | 0.0 | 1.0 | 0.0 | 3.9 | 2.0 | 0.5 | 20.00x | - |"
+    assert before in evaluation and after in evaluation
+    assert evaluation.index(before) < evaluation.index(after)

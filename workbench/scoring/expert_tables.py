@@ -132,6 +132,64 @@ def expert_tables(results: Path, catalog: Catalog) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+PHASE_COLUMNS = (
+    ("start", "start"),
+    ("first_call", "first call"),
+    ("correctness", "correctness"),
+    ("timing", "timing"),
+    ("reference_timing", "reference timing"),
+    ("recheck", "re-check"),
+)
+
+
+def _per_workload(values: list[str]) -> str:
+    return " / ".join(values) if any(v != "-" for v in values) else "-"
+
+
+def _gib(mib: float | None) -> str:
+    return "-" if mib is None else f"{mib / 1024:.1f}"
+
+
+def evaluation_rows(report: EvalReport, run: Run) -> str:
+    """One markdown row: the run, the evaluation's wall time, each phase summed over the workloads, the
+    checker's and the solution process's peak device memory per workload and the speedups per workload."""
+    phases = [sum(w.phases.get(key, 0.0) for w in report.workloads) for key, _ in PHASE_COLUMNS]
+    phases[0] += report.start_s  # the evaluation's own start (imports, the solution process) and its workloads'
+    other = max(0.0, report.duration_s - sum(phases))
+    cells = [
+        run.name,
+        f"{report.duration_s:.1f}",
+        *(f"{value:.1f}" for value in phases),
+        f"{other:.1f}",
+        _per_workload([_gib(w.checker_peak_mib) for w in report.workloads]),
+        _per_workload([_gib(w.solution_peak_mib) for w in report.workloads]),
+        _per_workload([_times(w.speedup) for w in report.workloads]),
+        _per_workload([_times(w.library_speedup) for w in report.workloads]),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def evaluation_tables(results: Path, catalog: Catalog) -> str:
+    """Markdown: per GPU and task, every committed run of it (oldest first): the expert's evaluation wall time,
+    its phases (seconds, summed over the workloads; "other": the checker's own steps between them), the peak
+    device memory of the checker and of the solution process per workload (GiB) and the speedups per workload,
+    so that a change's before and after sit one above the other."""
+    runs = load_runs(results)
+    if not runs:
+        return "No run is committed under docs/results/ yet.\n"
+    lines: list[str] = []
+    header = ["task", "run", "eval s", *(label for _, label in PHASE_COLUMNS), "other"]
+    header += ["checker GiB", "solution GiB", "x ref", "x lib"]
+    for gpu in sorted({run.gpu for run in runs}):
+        lines += [f"#### `docs/results/{gpu}/`", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for task in catalog.tasks():
+            for index, run in enumerate(r for r in runs if r.gpu == gpu and task.id in r.reports):
+                row = evaluation_rows(run.reports[task.id], run)
+                lines.append(f"| {task.id if index == 0 else ''} {row}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def task_list(catalog: Catalog) -> str:
     """Markdown: every task of the catalogue with its category, title and number of registered workloads."""
     tasks = catalog.tasks()
@@ -173,7 +231,13 @@ def documents(repo: Path, catalog: Catalog) -> list[Document]:
     """The generated parts of README.md and docs/performance.md under `repo`."""
     return [
         Document(repo / "README.md", {"tasks": task_list(catalog)}),
-        Document(repo / "docs" / "performance.md", {"experts": expert_tables(repo / "docs" / "results", catalog)}),
+        Document(
+            repo / "docs" / "performance.md",
+            {
+                "experts": expert_tables(repo / "docs" / "results", catalog),
+                "evaluation": evaluation_tables(repo / "docs" / "results", catalog),
+            },
+        ),
     ]
 
 
