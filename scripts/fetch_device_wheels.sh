@@ -16,8 +16,10 @@ python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d .whl "openai>=3,<4" httpx2 httpcore2 anyio sniffio jiter idna truststore h11 distro
 # Library baselines timed beside the references (task.toml [library]): flash-linear-attention's kernels
-# (pure Python and Triton) for chunked_gla, gated_deltanet and mamba2_ssd.
+# (pure Python and Triton) for chunked_gla, gated_deltanet and mamba2_ssd; Liger-Kernel's (pure Python and
+# Triton; it needs torch, triton and packaging, all already on the GPU machine) for fused_linear_ce and
+# fused_linear_jsd.
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d .whl fla-core==0.6.0 einops
+  -d .whl fla-core==0.6.0 einops liger-kernel==0.8.5
 ls .whl

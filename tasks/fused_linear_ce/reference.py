@@ -13,16 +13,20 @@ its mean. With ``n`` the number of tokens whose target is not ignored, ``lse_i =
 ``reference`` is what Hugging Face model code runs in a training step (``lm_head`` in bfloat16, the
 logits upcast to float32, ``F.cross_entropy(..., ignore_index=-100)``, then autograd). ``exact`` is the
 same mathematics in float64, processed in chunks of rows so that its memory stays bounded at the
-registered shapes: it is the correctness oracle.
+registered shapes: it is the correctness oracle. ``library`` is the fused call a practitioner has instead
+(Liger-Kernel's), timed as a second baseline on a GPU.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
 IGNORE_INDEX: int = -100
 EXACT_CHUNK_ELEMENTS: int = 1 << 28  # float64 logits per chunk of exact(): 2 GiB
+LIGER_VERSION: str = "0.8.5"  # the liger-kernel release library() calls (scripts/fetch_device_wheels.sh)
 
 
 def _check(h: torch.Tensor, W: torch.Tensor, targets: torch.Tensor) -> None:
@@ -84,3 +88,46 @@ def exact(h: torch.Tensor, W: torch.Tensor, targets: torch.Tensor) -> tuple[torc
         dh[r0:r1] = g @ Wd
         dW += g.mT @ hd[r0:r1]
     return loss / n, dh, dW
+
+
+def _liger_fused_linear_cross_entropy() -> Callable[..., torch.Tensor]:
+    """Liger-Kernel's functional fused linear cross-entropy, or a one-line error naming the missing package."""
+    try:
+        from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy  # noqa: PLC0415 (GPU machine)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "liger_kernel":  # a missing dependency of an installed Liger
+            raise
+        raise ModuleNotFoundError(
+            f"library() needs liger-kernel {LIGER_VERSION} (pip install liger-kernel=={LIGER_VERSION}; "
+            "scripts/fetch_device_wheels.sh carries its wheel to the GPU machine)",
+            name=exc.name,
+        ) from exc
+    return liger_fused_linear_cross_entropy
+
+
+def library(
+    h: torch.Tensor, W: torch.Tensor, targets: torch.Tensor, op: Callable[..., torch.Tensor] | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The library call a practitioner has instead (task.toml ``[library]``): Liger-Kernel's fused linear
+    cross-entropy, ``liger_kernel.transformers.functional.liger_fused_linear_cross_entropy`` (a thin wrapper of
+    ``LigerFusedLinearCrossEntropyFunction``; what Hugging Face's Trainer runs with ``use_liger_kernel=True``),
+    liger-kernel 0.8.5, with its defaults (``accum_dtype=None``, ``chunk_mem_const=1``). Returns what
+    ``reference`` returns: ``(loss, dh, dW)``, float32 0-d, bfloat16 ``[BT, D]``, bfloat16 ``[V, D]``.
+
+    Its dataflow: the forward computes the loss and both gradients. It reads the count of kept tokens to the
+    host once (``.item()``), then walks the tokens in chunks of ``next_pow2(ceil(BT / ceil(V / D)))`` rows
+    (256 at llama3_8b_bt8192: 32 chunks); per chunk the bfloat16 logits ``h_c @ W^T`` (cuBLAS, into one reused
+    ``[chunk, V]`` buffer), one Triton program per row that writes the row's loss and overwrites its logits
+    in place with ``G = (softmax - onehot) / n`` (zero on ignored rows), ``dh_c = G @ W`` (cuBLAS) and
+    ``dW += G^T @ h_c`` (cuBLAS addmm into a bfloat16 ``dW``: one read and one write of ``dW`` per chunk). The
+    backward only hands the stored gradients back (the upstream gradient is 1). ``h`` and ``W`` enter as
+    leaves that require grad, as in ``reference``: without that Liger computes no gradient. ``op`` replaces
+    the Liger call (tests: the same contract elsewhere)."""
+    _check(h, W, targets)
+    fused = _liger_fused_linear_cross_entropy() if op is None else op
+    with torch.enable_grad():
+        h_leaf = h.detach().requires_grad_(True)
+        W_leaf = W.detach().requires_grad_(True)
+        loss = fused(h_leaf, W_leaf, targets, ignore_index=IGNORE_INDEX)
+        dh, dW = torch.autograd.grad(loss, (h_leaf, W_leaf))
+    return loss.detach(), dh, dW

@@ -22,16 +22,21 @@ teacher's divergence from the mixture). The gradient with respect to the student
     beta == 1:     dz = w_i q (log q - log p - KL(q || p))
 
 and zero for ignored tokens; then ``dhs = dz @ Ws`` and ``dWs = dz.T @ hs``.
+
+``library`` is the fused call a practitioner has instead (Liger-Kernel's ``LigerFusedLinearJSD``), timed as a
+second baseline on a GPU.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
 IGNORE_INDEX: int = -100  # labels equal to this mark tokens left out of the loss (prompt tokens, padding)
 EXACT_CHUNK_ELEMS: int = 1 << 26  # logit elements per float64 chunk of exact() (0.5 GB per [rows, V] matrix)
+LIGER_VERSION: str = "0.8.5"  # the liger-kernel release library() calls (scripts/fetch_device_wheels.sh)
 
 
 def _check(
@@ -146,3 +151,56 @@ def exact(
         dhs[rows] = dz @ ws
         dWs.addmm_(dz.T, h)
     return total / n_valid, dhs, dWs
+
+
+def _liger_fused_linear_jsd() -> Callable[..., torch.Tensor]:
+    """Liger-Kernel's functional fused linear JSD, or a one-line error naming the missing package."""
+    try:
+        from liger_kernel.transformers.functional import liger_fused_linear_jsd  # noqa: PLC0415 (GPU machine)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "liger_kernel":  # a missing dependency of an installed Liger
+            raise
+        raise ModuleNotFoundError(
+            f"library() needs liger-kernel {LIGER_VERSION} (pip install liger-kernel=={LIGER_VERSION}; "
+            "scripts/fetch_device_wheels.sh carries its wheel to the GPU machine)",
+            name=exc.name,
+        ) from exc
+    return liger_fused_linear_jsd
+
+
+def library(
+    hs: torch.Tensor,
+    Ws: torch.Tensor,
+    ht: torch.Tensor,
+    Wt: torch.Tensor,
+    labels: torch.Tensor,
+    beta: float,
+    temperature: float,
+    op: Callable[..., torch.Tensor] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The library call a practitioner has instead (task.toml ``[library]``): Liger-Kernel's fused linear JSD,
+    ``liger_kernel.transformers.functional.liger_fused_linear_jsd`` (a thin wrapper of
+    ``LigerFusedLinearJSDFunction``, what the ``LigerFusedLinearJSD`` module calls), liger-kernel 0.8.5, with
+    its default ``accum_dtype=None``; ``jsd_beta`` is ``beta`` (the same convention: the teacher's weight in
+    the mixture), ``shift_labels`` the labels. Returns what ``reference`` returns: ``(loss, dhs, dWs)``,
+    float32 0-d, bfloat16 ``[BT, D]``, bfloat16 ``[V, D]``.
+
+    Its dataflow: the forward computes the loss and the student's gradients. It reads the count of valid
+    tokens to the host once (``.item()``), then walks the tokens in chunks of ``next_pow2(ceil(BT / ceil(V /
+    D)))`` rows on a Hopper GPU (256 at bt8192_d4096_v128256: 32 chunks); per chunk both heads' logits as
+    float32 outputs of bfloat16 GEMMs (cuBLAS, ``torch.mm(out_dtype=float32)``; on a CPU the bfloat16 product
+    cast up), divided by the temperature, both ``log_softmax`` and the student's ``softmax`` (torch), one
+    Triton program per row for the divergence and ``d loss / d log q`` (scaled by ``1 / n``, zero on ignored
+    rows), the softmax's Jacobian in torch (a row sum, a product, a division by the temperature), the cast to
+    bfloat16, ``dhs_c = dz @ Ws`` (cuBLAS) and ``dWs.addmm_(dz^T, hs_c)`` into a bfloat16 ``dWs`` (one read and
+    one write of ``dWs`` per chunk). The backward only hands the stored gradients back. ``hs`` and ``Ws``
+    enter as leaves that require grad (without it Liger computes no ``dWs``); the teacher's do not. ``op``
+    replaces the Liger call (tests: the same contract elsewhere)."""
+    _check(hs, Ws, ht, Wt, labels, beta, temperature)
+    fused = _liger_fused_linear_jsd() if op is None else op
+    with torch.enable_grad():
+        hs_leaf = hs.detach().requires_grad_(True)
+        Ws_leaf = Ws.detach().requires_grad_(True)
+        loss = fused(hs_leaf, Ws_leaf, ht, Wt, labels, jsd_beta=beta, ignore_index=IGNORE_INDEX, temperature=temperature)
+        dhs, dWs = torch.autograd.grad(loss, (hs_leaf, Ws_leaf))
+    return loss.detach(), dhs, dWs
