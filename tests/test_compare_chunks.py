@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from workbench.catalog.task import CompareRule
-from workbench.harness.checker.compare import compare, relative_errors
+from workbench.harness.checker.compare import compare, compare_many, relative_errors
 
 RULES = {
     "per_matrix": CompareRule(matrix_rel_fro=1e-2),
@@ -66,3 +66,35 @@ def test_relative_errors_per_matrix_in_blocks() -> None:
     out, oracle, _ = outputs("far", (3, 20, 20))
     want = torch.linalg.matrix_norm(out.double() - oracle) / torch.linalg.matrix_norm(oracle)
     assert torch.allclose(relative_errors(out, oracle, chunk=9), want, rtol=1e-12)
+
+
+def test_a_lists_small_elements_compared_in_batches_get_each_its_own_verdict() -> None:
+    """compare_many (a tensor list's elements, many small ones a batch at a time) gives every element the verdict,
+    message and figures compare gives it alone: passing, failing, NaN where the oracle is finite, NaN or Inf on both
+    sides, empty and large elements, under every rule and block size."""
+    g = torch.Generator().manual_seed(7)
+    shapes = [(), (1,), (37,), (3, 5, 7), (2, 40, 33), (16, 5), (0,), (3000,), (7,)]
+    outs, oracles = [], []
+    for i in range(90):
+        want = torch.randn(shapes[i % len(shapes)], generator=g, dtype=torch.float64)
+        got = (want + 1e-4 * torch.randn(want.shape, generator=g, dtype=torch.float64)).float()
+        flat_got, flat_want = got.view(-1), want.view(-1)
+        if got.numel() and i % 5 == 1:
+            flat_got[got.numel() // 2] = math.nan
+        if got.numel() and i % 5 == 2:
+            flat_got[-1] += 10.0
+        if got.numel() and i % 5 == 3:
+            flat_got[0] = flat_want[0] = math.inf
+        if got.numel() and i % 5 == 4:
+            flat_want[-1] = math.nan
+        outs.append(got)
+        oracles.append(want.float() if i % 3 else want)
+    for rule in sorted(RULES):
+        for chunk in (1 << 24, 100, 7):
+            batched = list(compare_many(outs, oracles, RULES[rule], chunk=chunk))
+            assert len(batched) == len(outs)
+            for out, oracle, many in zip(outs, oracles, batched, strict=True):
+                one = compare(out, oracle, RULES[rule], chunk=chunk)
+                assert (many.ok, many.message, many.bound is None) == (one.ok, one.message, one.bound is None)
+                for a, b in ((many.rel_err, one.rel_err), (many.max_abs_err, one.max_abs_err), (many.bound or 0, one.bound or 0)):
+                    assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12)

@@ -16,8 +16,9 @@ from workbench.catalog import CatalogError
 from workbench.catalog.describe import signature_table
 from workbench.catalog.loader import load_task
 from workbench.catalog.task import TensorListArg
-from workbench.harness.solution.host import separate
-from workbench.harness.solution.transport import digest_many, pack, split
+from workbench.harness.solution import host
+from workbench.harness.solution.host import PackedCopy, _same_bits, separate
+from workbench.harness.solution.transport import digest, digest_each, digest_many, pack, split
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SOLUTION = FIXTURES / "list_sgd_solution.py"
@@ -79,6 +80,33 @@ def test_the_solution_process_never_gets_a_list_as_one_buffer() -> None:
     assert len(spacers) == 3
     for a, b in itertools.pairwise(parts):
         assert b.data_ptr() != a.data_ptr() + a.numel() * a.element_size()
+
+
+def test_a_lists_digests_are_each_elements_own() -> None:
+    """digest_each (small elements digested together) gives each element the digest it has alone."""
+    g = torch.Generator().manual_seed(3)
+    sizes, dtypes = [1, 2, 3, 4, 7, 64, 1000, 0], [torch.float32, torch.bfloat16, torch.uint8, torch.int64]
+    parts = [(1e6 * torch.randn(sizes[i % 8], generator=g)).to(dtypes[i % 4]) for i in range(64)]
+    parts.append(torch.randint(-(2**62), 2**62, (1000,), dtype=torch.int64, generator=g))  # products that wrap
+    assert digest_each(parts) == [digest(p) for p in parts]
+
+
+@pytest.mark.parametrize("run_values", [1 << 24, 64, 1])
+def test_a_lists_packed_copy_sees_any_change_of_any_element(run_values: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solution process keeps one packed copy of a list to find inputs a call changed: a flipped bit in
+    any element, a resized element or a list of another length all differ from it (compared in runs of any size)."""
+    monkeypatch.setattr(host, "PACKED_RUN_VALUES", run_values)
+    parts = [torch.randn(n) for n in (5, 1, 300, 64)] + [torch.randn(2, 3)]
+    copy = PackedCopy.of(parts)
+    assert _same_bits(parts, copy)
+    for index in range(len(parts)):
+        changed = [p.clone() for p in parts]
+        changed[index].view(-1)[-1] = -changed[index].view(-1)[-1]
+        assert not _same_bits(changed, copy)
+    assert not _same_bits([*parts[:-1], parts[-1].reshape(3, 2)], copy)
+    assert not _same_bits(parts[:-1], copy)
+    zero = [torch.tensor([0.0]), torch.tensor([1.0])]
+    assert not _same_bits([torch.tensor([-0.0]), torch.tensor([1.0])], PackedCopy.of(zero))  # bits, not values
 
 
 @pytest.mark.slow  # five evaluations of a toy task under the interpreter (~20 s on a 2-core CPU)
@@ -184,3 +212,14 @@ def test_the_harness_holds_inputs_to_the_dtype_the_workload_picks(toy: Path) -> 
     )
     right = evaluate(load_task(toy), SOLUTION, "cpu", workloads=["smoke_nt5"])
     assert right.status == "passed", right.message
+
+
+def test_a_refill_copies_even_where_the_solution_replaced_torchs_foreach_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard's snapshot covers torch's public names; the refill's multi-tensor copy was taken before any
+    solution code ran, so a no-op put in its place cannot leave the previous call's values in the slot."""
+    from workbench.harness.solution.host import copy_all
+
+    monkeypatch.setattr(torch, "_foreach_copy_", lambda *args, **kwargs: None)
+    buffers = [torch.zeros(3), torch.zeros(5)]
+    copy_all(buffers, [torch.ones(3), torch.full((5,), 2.0)])
+    assert torch.equal(buffers[0], torch.ones(3)) and torch.equal(buffers[1], torch.full((5,), 2.0))

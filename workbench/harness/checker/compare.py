@@ -7,7 +7,7 @@ output would be 11 GiB per copy, and the comparison needs several.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -113,16 +113,39 @@ def compare(
             sums.over += count
     if sums.bad:
         return Comparison(False, float("inf"), float("inf"), None, f"{sums.bad} output values are NaN or Inf")
-    max_abs = float(sums.max_abs) if sums.max_abs is not None else 0.0
-    problems: list[str] = []
     rel = _relative(sums.diff_sq, sums.scale_sq)
-    worst_rel = float(rel.max()) if rel.numel() else 0.0
+    ref_rel = None
+    if tol.matrix_rel_fro is not None and sums.ref_sq is not None:
+        ref_rel = _relative(sums.ref_sq, sums.scale_sq)
+        ref_rel = torch.where(torch.isfinite(ref_rel), ref_rel, torch.zeros_like(ref_rel))
+    findings = _Findings(
+        float(sums.max_abs) if sums.max_abs is not None else 0.0,
+        float(rel.max()) if rel.numel() else 0.0,
+        sums.over,
+        sums.first_over,
+    )
+    return _verdict(out, oracle, tol, findings, rel, ref_rel)
+
+
+@dataclass(frozen=True)
+class _Findings:
+    """One comparison's figures once summed (no value NaN or Inf where the oracle's is finite)."""
+
+    max_abs: float
+    worst_rel: float  # the largest per-matrix relative error (NaN where one is)
+    over: int  # values over atol + rtol |oracle|
+    first_over: int | None  # flat index of the first of them
+
+
+def _verdict(
+    out: torch.Tensor, oracle: torch.Tensor, tol: CompareRule, found: _Findings, rel: torch.Tensor, ref_rel: torch.Tensor | None
+) -> Comparison:
+    """The verdict and message of one comparison from its findings and its per-matrix relative errors `rel`
+    (`ref_rel`: the reference's, where the rule bounds the error by it)."""
+    problems: list[str] = []
+    worst_rel = found.worst_rel
     bound_at_worst: float | None = None
     if tol.matrix_rel_fro is not None:
-        ref_rel = None
-        if sums.ref_sq is not None:
-            ref_rel = _relative(sums.ref_sq, sums.scale_sq)
-            ref_rel = torch.where(torch.isfinite(ref_rel), ref_rel, torch.zeros_like(ref_rel))
         if tol.aggregate == "mean":
             worst_rel = float(rel.mean())
             bound_at_worst = tol.matrix_rel_fro
@@ -147,11 +170,134 @@ def compare(
                     f"{failing} of {rel.numel()} matrices exceed the tolerance (worst: matrix {worst}, relative "
                     f"Frobenius error {worst_rel:.3e} > bound {bound_at_worst:.3e})"
                 )
-    if sums.over and sums.first_over is not None:
-        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(sums.first_over), oracle.shape))
+    if found.over and found.first_over is not None:
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(found.first_over), oracle.shape))
         got, expected = float(out[index]), float(oracle[index])
         problems.append(
-            f"{sums.over} of {out.numel()} values exceed atol={tol.atol or 0:g}, rtol={tol.rtol or 0:g} "
+            f"{found.over} of {out.numel()} values exceed atol={tol.atol or 0:g}, rtol={tol.rtol or 0:g} "
             f"(first at {list(index)}: got {got:.6g}, expected {expected:.6g})"
         )
-    return Comparison(not problems, max_abs, worst_rel, bound_at_worst, "; ".join(problems))
+    return Comparison(not problems, found.max_abs, worst_rel, bound_at_worst, "; ".join(problems))
+
+
+BATCH_PAIR_VALUES = 1 << 18  # pairs of at most this many values are compared in batches (`compare_many`) ...
+BATCH_VALUES = 1 << 21  # ... of at most this many values (its temporaries: about 150 bytes a value) ...
+BATCH_PAIRS = 4096  # ... and pairs
+
+
+def compare_many(
+    outs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor], tol: CompareRule, chunk: int = CHUNK_ELEMENTS
+) -> Iterator[Comparison]:
+    """`compare(out, oracle, tol)` of each pair, in order: the same verdicts and messages (figures to the last
+    bits that summing in another order changes), a list's many small elements compared a batch at a time.
+
+    A batch is a run of consecutive pairs of one shape each side, dtypes and device, of at most
+    BATCH_PAIR_VALUES values each and `chunk` values in all: their values are concatenated into one float64
+    block (at most BATCH_VALUES) and every figure is reduced per pair (per matrix, for the relative errors) in a
+    few operations, instead of a few dozen operations (and host reads) per pair. Other pairs go through
+    `compare`. A consumer that stops at the first failure computes no message after it."""
+    start = 0
+    while start < len(outs):
+        if not _batchable(outs[start], oracles[start], chunk):
+            yield compare(outs[start], oracles[start], tol, chunk=chunk)
+            start += 1
+            continue
+        end, total = start, 0
+        kinds = (outs[start].dtype, oracles[start].dtype, oracles[start].device)
+        while (
+            end < len(outs)
+            and end - start < BATCH_PAIRS
+            and _batchable(outs[end], oracles[end], chunk)
+            and (outs[end].dtype, oracles[end].dtype, oracles[end].device) == kinds
+            and total + oracles[end].numel() <= min(chunk, BATCH_VALUES)
+        ):
+            total += oracles[end].numel()
+            end += 1
+        yield from _compare_batch(outs[start:end], oracles[start:end], tol)
+        start = end
+
+
+def _batchable(out: torch.Tensor, oracle: torch.Tensor, chunk: int) -> bool:
+    return out.shape == oracle.shape and out.device == oracle.device and 0 < oracle.numel() <= min(BATCH_PAIR_VALUES, chunk)
+
+
+def _compare_batch(outs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor], tol: CompareRule) -> Iterator[Comparison]:
+    """`compare` of each pair (one shape each side, no pair empty), their figures reduced over one block."""
+    device = oracles[0].device
+    numels = [e.numel() for e in oracles]
+    widths = [e.shape[-2] * e.shape[-1] if e.ndim >= 2 else e.numel() for e in oracles]  # _per_matrix's
+    o = torch.cat([t.detach().reshape(-1) for t in outs]).double()
+    e = torch.cat([t.detach().reshape(-1) for t in oracles]).double()
+    count = len(numels)
+    lengths = torch.tensor(numels, device=device)
+    pair = torch.repeat_interleave(torch.arange(count, device=device), lengths)  # the pair of each value
+    position = torch.arange(o.numel(), device=device) - (torch.cumsum(lengths, 0) - lengths)[pair]  # within it
+    bad = torch.zeros(count, dtype=torch.int64, device=device).index_add_(
+        0, pair, (~torch.isfinite(o) & torch.isfinite(e)).long()
+    )
+    diff = o - e
+    gap = diff.abs()
+    nan = torch.zeros(count, dtype=torch.int64, device=device).index_add_(0, pair, gap.isnan().long())
+    largest = torch.zeros(count, dtype=torch.float64, device=device).scatter_reduce_(
+        0, pair, torch.where(gap.isnan(), 0.0, gap), "amax", include_self=False
+    )
+    max_abs = torch.where(nan > 0, torch.nan, largest)  # a NaN stays, as in `compare`
+    if tol.atol is not None or tol.rtol is not None:
+        over = gap > (tol.atol or 0.0) + (tol.rtol or 0.0) * e.abs()
+        overs = torch.zeros(count, dtype=torch.int64, device=device).index_add_(0, pair, over.long())
+        first = torch.full((count,), o.numel(), dtype=torch.int64, device=device).scatter_reduce_(
+            0, pair, torch.where(over, position, o.numel()), "amin"
+        )
+    else:
+        overs = first = torch.zeros(count, dtype=torch.int64, device=device)
+    # per matrix (the last two dims of a pair; a vector is one), the sums of squares
+    matrices = [n // w for n, w in zip(numels, widths, strict=True)]
+    diff_sq, scale_sq = _per_matrix_sums(diff.square(), e.square(), widths, matrices)
+    rel = _relative(diff_sq, scale_sq)
+    owner = torch.repeat_interleave(torch.arange(count, device=device), torch.tensor(matrices, device=device))
+    worst = torch.zeros(count, dtype=torch.float64, device=device).scatter_reduce_(
+        0, owner, torch.where(rel.isnan(), 0.0, rel), "amax", include_self=False
+    )
+    nan_rel = torch.zeros(count, dtype=torch.int64, device=device).index_add_(0, owner, rel.isnan().long())
+    worst = torch.where(nan_rel > 0, torch.nan, worst)
+    del o, e, diff, gap, pair, position
+    figures = zip(bad.tolist(), max_abs.tolist(), worst.tolist(), overs.tolist(), first.tolist(), strict=True)
+    row = 0
+    for (n_bad, largest_gap, worst_rel, n_over, first_over), out, oracle, m in zip(figures, outs, oracles, matrices, strict=True):
+        if n_bad:
+            yield Comparison(False, float("inf"), float("inf"), None, f"{n_bad} output values are NaN or Inf")
+        else:
+            found = _Findings(largest_gap, worst_rel, n_over, first_over if n_over else None)
+            yield _verdict(out, oracle, tol, found, rel[row : row + m], None)
+        row += m
+
+
+def _per_matrix_sums(
+    diff_sq: torch.Tensor, scale_sq: torch.Tensor, widths: list[int], matrices: list[int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sums of `diff_sq` and `scale_sq` over each matrix of a block (pair i: matrices[i] rows of widths[i] values,
+    in order), as [matrices] float64. Matrices of widths within a factor 2 are summed together, as the rows of
+    one zero-padded [rows, width] gather: plain row sums, the same bits on every run (no atomics)."""
+    device = diff_sq.device
+    starts, row_widths = [], []
+    offset = 0
+    for w, m in zip(widths, matrices, strict=True):
+        for _ in range(m):
+            starts.append(offset)
+            row_widths.append(w)
+            offset += w
+    sums = torch.zeros((2, len(starts)), dtype=torch.float64, device=device)
+    classes: dict[int, list[int]] = {}
+    for row, w in enumerate(row_widths):
+        classes.setdefault(max(w - 1, 0).bit_length(), []).append(row)
+    both = torch.stack((diff_sq, scale_sq))
+    for rows in classes.values():
+        width = max(row_widths[r] for r in rows)
+        index = torch.tensor(rows, device=device)
+        first = torch.tensor([starts[r] for r in rows], device=device)
+        span = torch.tensor([row_widths[r] for r in rows], device=device)
+        column = torch.arange(width, device=device)
+        inside = column < span[:, None]
+        where = torch.where(inside, first[:, None] + column, 0)
+        sums[:, index] = torch.where(inside, both[:, where], 0.0).sum(dim=2)
+    return sums[0], sums[1]

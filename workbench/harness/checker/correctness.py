@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -20,12 +21,12 @@ from typing import Any
 import torch
 
 from workbench.catalog.task import ScalarArg, Task, TensorArg, TensorListArg, Workload, argument_of, element_name
-from workbench.harness.checker.compare import compare
+from workbench.harness.checker.compare import compare, compare_many
 from workbench.harness.checker.draws import DrawPool, DrawsInvalid, generator_for
 from workbench.harness.checker.remote import CallReply, RemoteSolution, SolutionFailure
 from workbench.harness.protocol.replies import OutputDescription
 from workbench.harness.protocol.report import Status, Violation
-from workbench.harness.solution.transport import digest, digest_many, pack, split
+from workbench.harness.solution.transport import digest, digest_each, digest_many, pack, split
 
 DTYPES: dict[str, torch.dtype] = {
     "float64": torch.float64,
@@ -595,11 +596,16 @@ class WorkloadChecker:
                 self._record(result.max_abs_err, result.rel_err, result.bound)
                 if not result.ok:
                     raise TrialFailure("incorrect_numerical", f"output {name} (trial {trial}): {result.message}")
-            for name in sorted(self.state_names):
-                result = compare(after[name], oracle_state[name], tol.rule_for(argument_of(name)))
-                self._record(result.max_abs_err, result.rel_err, result.bound)  # the worst compared value, state too
-                if not result.ok:
-                    raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
+            # in the order of their names; a list's elements a batch at a time (compare_many), each its own verdict
+            for argument, run in itertools.groupby(sorted(self.state_names), key=argument_of):
+                names_run = list(run)
+                results = compare_many(
+                    [after[n] for n in names_run], [oracle_state[n] for n in names_run], tol.rule_for(argument)
+                )
+                for name, result in zip(names_run, results, strict=False):  # stops at the first failure
+                    self._record(result.max_abs_err, result.rel_err, result.bound)  # the worst compared value, state too
+                    if not result.ok:
+                        raise TrialFailure("state_mismatch", f"state {name} after the call (trial {trial}): {result.message}")
         self.stats.trials += 1
         del oracle, oracle_state, reference, got, want, ref, expected
         if self.device.type == "cuda":
@@ -730,5 +736,5 @@ def _input_digest(value: Any) -> object:
     if type(value) is torch.Tensor:
         return (tuple(value.shape), value.dtype, digest(value))
     if isinstance(value, (list, tuple)) and all(type(v) is torch.Tensor for v in value):
-        return tuple((tuple(v.shape), v.dtype, digest(v)) for v in value)
+        return tuple((tuple(v.shape), v.dtype, d) for v, d in zip(value, digest_each(value), strict=True))
     return repr(value)

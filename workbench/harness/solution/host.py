@@ -73,13 +73,53 @@ def _poison(t: torch.Tensor) -> None:
 
 
 def _same_bits(a: Any, b: Any) -> bool:
-    """Bitwise equality (NaN == NaN, -0 != +0), of two tensors or, element by element, two lists of them."""
+    """Bitwise equality (NaN == NaN, -0 != +0), of two tensors or, element by element, two lists of them, or of
+    a list and its `PackedCopy`."""
+    if type(b) is PackedCopy:
+        return b.matches(a)
     if isinstance(a, list) or isinstance(b, list):
         return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(map(_same_bits, a, b))
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+    width = _BITS[a.element_size()]
     return bool(torch.equal(a.detach().contiguous().view(width), b.detach().contiguous().view(width)))
+
+
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+PACKED_RUN_VALUES = 1 << 24  # values of a list compared with its packed copy at once (bounds the temporary copy)
+
+
+@dataclass(frozen=True)
+class PackedCopy:
+    """A copy of a list input's elements packed into one tensor (one copy, not one per element), with each
+    element's shape and dtype: what `_same_bits` compares the list with after an untimed call."""
+
+    values: torch.Tensor
+    shapes: list[torch.Size]
+    dtypes: list[torch.dtype]
+
+    @staticmethod
+    def of(elements: list[torch.Tensor]) -> PackedCopy:
+        return PackedCopy(pack(elements), [t.shape for t in elements], [t.dtype for t in elements])
+
+    def matches(self, elements: Any) -> bool:
+        """Whether `elements` is a list of tensors of the copied shapes and dtypes holding the copied bits."""
+        if not isinstance(elements, list) or len(elements) != len(self.shapes):
+            return False
+        if any(t.shape != s or t.dtype != d for t, s, d in zip(elements, self.shapes, self.dtypes, strict=True)):
+            return False
+        width = _BITS[self.values.element_size()]
+        start = end = offset = 0
+        while start < len(elements):  # a run of elements of about PACKED_RUN_VALUES values against its slice
+            count = 0
+            while end < len(elements) and (end == start or count + elements[end].numel() <= PACKED_RUN_VALUES):
+                count += elements[end].numel()
+                end += 1
+            run = pack(elements[start:end]) if count else self.values[:0]
+            if not torch.equal(run.view(width), self.values[offset : offset + count].view(width)):
+                return False
+            start, offset = end, offset + count
+        return True
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -106,13 +146,24 @@ def separate(parts: list[torch.Tensor], device: torch.device, keep: list[torch.T
     treats the list as one flat array reads the spacers and fails."""
     out = []
     for part in parts:
-        element = torch.empty(part.shape, dtype=part.dtype, device=device)
-        element.copy_(part)
-        out.append(element)
+        out.append(torch.empty(part.shape, dtype=part.dtype, device=device))
         nbytes = part.numel() * part.element_size()
         gap = 512 * random.randint(1, 16) + (SMALL_POOL_BYTES if nbytes >= SMALL_POOL_BYTES else 0)
         keep.append(torch.empty(gap, dtype=torch.uint8, device=device))
+    copy_all(out, parts)
     return out
+
+
+# Taken before any solution code runs: the guard's snapshot covers torch's public names only, so a solution
+# that replaced torch._foreach_copy_ (a refill that keeps the previous call's values) would go unseen.
+FOREACH_COPY = torch._foreach_copy_
+
+
+def copy_all(buffers: Sequence[torch.Tensor], values: Sequence[torch.Tensor]) -> None:
+    """buffer.copy_(value) for each pair, many small ones in one multi-tensor launch (the same dtype, device and
+    size each pair, which every caller has checked)."""
+    if buffers:
+        FOREACH_COPY(list(buffers), list(values))
 
 
 def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -279,8 +330,10 @@ class Host:
             raise ValueError("one tensor per name")
         values: dict[str, Any] = dict(zip(names, tensors, strict=True))
         spacers: list[torch.Tensor] = []
+        refill = self._refills(message)
         for name, shapes in dict(message.get("lists") or {}).items():  # a list came packed: its elements apart
-            values[name] = separate(split(values[name], shapes), self.device, spacers)
+            parts = split(values[name], shapes)
+            values[name] = parts if refill else separate(parts, self.device, spacers)  # a refill copies into the slot's
         self._store(message, values, dict(message.get("scalars", {})), spacers)
         self.channel.send({"ok": True})
 
@@ -307,9 +360,11 @@ class Host:
         scalars = {n: made[n] for n in wanted if n not in names}
         tensors: dict[str, Any] = {}
         spacers: list[torch.Tensor] = []
+        refill = self._refills(message)
         for name in names:
             if isinstance(made[name], (list, tuple)):  # a list's elements apart, as `put` gives them
-                tensors[name] = separate(list(made[name]), self.device, spacers)
+                # (a refill copies them into the slot's own elements: made here, they are this process's already)
+                tensors[name] = list(made[name]) if refill else separate(list(made[name]), self.device, spacers)
             else:
                 tensors[name] = made[name].clone(memory_format=torch.contiguous_format)  # a storage of its own
             for value in _tensors(tensors[name]):
@@ -323,6 +378,10 @@ class Host:
             return
         self.channel.send({"ok": True})
 
+    def _refills(self, message: dict[str, Any]) -> bool:
+        """Whether a `put` or `generate` writes new values into the buffers its slot already has."""
+        return bool(message.get("refill")) and int(message["slot"]) in self.slots
+
     def _store(
         self, message: dict[str, Any], tensors: dict[str, Any], scalars: dict[str, Any], spacers: list[torch.Tensor]
     ) -> None:
@@ -332,7 +391,7 @@ class Host:
         slot = int(message["slot"])
         self.state_names = set(message.get("state", []))
         current = self.slots.get(slot)
-        refill = bool(message.get("refill")) and current is not None
+        refill = self._refills(message) and current is not None
         values: dict[str, Any] = dict(scalars)
         for name, t in tensors.items():
             if refill and current is not None:
@@ -340,8 +399,7 @@ class Host:
                 fits = len(buffers) == len(news) and all(b.shape == n.shape for b, n in zip(buffers, news, strict=False))
                 if not fits or any(b.dtype != n.dtype for b, n in zip(buffers, news, strict=False)):
                     raise ValueError(f"input {name!r} does not fit the slot's buffer")
-                for buffer, new in zip(buffers, news, strict=True):
-                    buffer.copy_(new)
+                copy_all(buffers, news)
                 values[name] = current[name]
             else:
                 values[name] = t
@@ -352,8 +410,7 @@ class Host:
             self.pristine.pop(slot, None)
         else:
             self.pristine[slot] = {
-                name: [e.clone() for e in values[name]] if isinstance(values[name], list) else values[name].clone()
-                for name in tensors
+                name: PackedCopy.of(values[name]) if isinstance(values[name], list) else values[name].clone() for name in tensors
             }
         if not refill:  # a graph keeps reading the slot's buffers: refilled values reach it
             self.graphs.pop(slot, None)

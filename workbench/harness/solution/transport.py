@@ -275,6 +275,52 @@ def _numel(shape: Sequence[int]) -> int:
 def digest_many(tensors: Sequence[torch.Tensor]) -> int:
     """One digest of a list's elements (each element's `digest`, in order, combined with wrapping arithmetic)."""
     total = 0
-    for index, t in enumerate(tensors):
-        total = (total * 1_000_003 + digest(t) + index) % (1 << 64)
+    for index, value in enumerate(digest_each(tensors)):
+        total = (total * 1_000_003 + value + index) % (1 << 64)
     return total
+
+
+def digest_each(tensors: Sequence[torch.Tensor]) -> list[int]:
+    """`digest` of each tensor, runs of small ones of one device and word size (the 32-bit words, or bytes)
+    computed together: their words concatenated, each word's position counted from its own tensor's start,
+    the products summed per tensor (exact wrapping integer sums: any order gives the same digests)."""
+    found: list[int] = []
+    start = 0
+    while start < len(tensors):
+        words = _words(tensors[start])
+        if words.numel() > DIGEST_CHUNK // 4 or words.numel() == 0:
+            found.append(digest(tensors[start]))
+            start += 1
+            continue
+        run, total = [words], words.numel()
+        while start + len(run) < len(tensors) and len(run) < DIGEST_RUN:
+            more = _words(tensors[start + len(run)])
+            if not 0 < more.numel() <= DIGEST_CHUNK // 4 or more.dtype != words.dtype or more.device != words.device:
+                break
+            if total + more.numel() > DIGEST_CHUNK:
+                break
+            run.append(more)
+            total += more.numel()
+        found += _digest_run(run)
+        start += len(run)
+    return found
+
+
+DIGEST_RUN = 4096  # tensors digested together at most
+
+
+def _words(t: torch.Tensor) -> torch.Tensor:
+    """A tensor's bytes as `digest` reads them: 32-bit words, or bytes where their count is not a multiple of 4."""
+    flat = t.detach().contiguous().view(-1).view(torch.uint8)
+    return flat.view(torch.int32) if flat.numel() % 4 == 0 else flat
+
+
+def _digest_run(run: list[torch.Tensor]) -> list[int]:
+    device = run[0].device
+    lengths = torch.tensor([w.numel() for w in run], device=device)
+    owner = torch.repeat_interleave(torch.arange(len(run), device=device), lengths)
+    words = torch.cat(run).to(torch.int64)
+    position = torch.arange(words.numel(), dtype=torch.int64, device=device) - (torch.cumsum(lengths, 0) - lengths)[owner]
+    sums = torch.zeros(len(run), dtype=torch.int64, device=device)
+    sums.index_add_(0, owner, words * (position * _DIGEST_MULTIPLIER + 1))
+    return [int(v) for v in sums.tolist()]
