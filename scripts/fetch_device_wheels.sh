@@ -4,6 +4,12 @@
 # watchfiles). The worker itself needs no TUI, git or model SDK.
 # On the GPU machine:  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 set -euo pipefail
+usage="usage: bash scripts/fetch_device_wheels.sh   (no arguments: downloads the GPU machine's wheels into .whl/)"
+case "${1:-}" in
+  "") ;;
+  -h|--help) echo "$usage"; exit 0 ;;
+  *) echo "error: it takes no arguments ($usage)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 mkdir -p .whl
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \

@@ -5,6 +5,10 @@
 # (python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl; PYTHONPATH=/tmp/site:$PWD):
 #   bash scripts/gpu_redteam.sh [WORKERS]
 set -u
+case "${1:-}" in
+  -h|--help) echo "usage: bash scripts/gpu_redteam.sh [WORKERS]   (on the GPU machine; default 6 workers)"; exit 0 ;;
+  *[!0-9]*) echo "error: WORKERS must be a number, not '$1'" >&2; exit 2 ;;
+esac
 WORKERS=${1:-6}
 python3 -m pytest -q -p no:cacheprovider tests/redteam -k "gpu and unbounded_alloc" || status=1
 python3 -m pytest -q -p no:cacheprovider -n "$WORKERS" tests/redteam -k "gpu and not unbounded_alloc" || status=1

@@ -10,6 +10,7 @@ Usage (GPU): python3 scripts/gpu_task_cheats.py [TASK...]
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -19,12 +20,22 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from workbench.catalog import Catalog  # noqa: E402
+from workbench.catalog.errors import CatalogError  # noqa: E402
 from workbench.harness.host.evaluate import evaluate  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tasks", nargs="*", metavar="TASK", help="tasks to run (default: every task with cheats)")
+    args = parser.parse_args(argv)
     catalog = Catalog(REPO / "tasks", REPO / "guidance")
-    tasks = argv or sorted(t for t in catalog.task_ids() if (REPO / "tests" / "redteam" / f"{t}_cheats").is_dir())
+    tasks = args.tasks or sorted(t for t in catalog.task_ids() if (REPO / "tests" / "redteam" / f"{t}_cheats").is_dir())
+    for task_id in tasks:  # every name checked before the first (long) evaluation
+        try:
+            catalog.task(task_id)
+        except CatalogError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     passed = 0
     expected = 0
     with tempfile.TemporaryDirectory() as scratch:

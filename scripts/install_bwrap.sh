@@ -5,6 +5,9 @@
 # Does nothing when `bwrap` is on PATH or .tools/bubblewrap/usr/bin/bwrap already runs.
 # Never fails: without bwrap, evaluations still run and their reports say `sandbox: none`.
 set -u
+case "${1:-}" in
+  -h|--help) echo "usage: bash scripts/install_bwrap.sh   (no arguments; run by make)"; exit 0 ;;
+esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="$root/.tools/bubblewrap"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -93,6 +94,16 @@ def _share_the_cores_among_workers() -> None:
 
 
 _share_the_cores_among_workers()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What exists once the tests are collected (torch, Triton, Textual, the project, every test module and item:
+    some 310,000 objects) lives as long as the worker: frozen out of the garbage collector's reach, as the
+    workbench (workbench/tui/collector.py) and the solution process (harness/solution/host.py) do for their own
+    start-up heaps. Otherwise every full collection in every test walks it all again: 0.16 s each on a 2-core
+    machine, against microseconds frozen (three in-process CLI test files: 22.1 s of CPU before, 18.1-20.8 s)."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -58,6 +58,8 @@ def test_a_figures_folder_in_a_read_only_folder_is_refused_before_the_report(tmp
         locked.chmod(0o755)
 
 
+@pytest.mark.slow  # a whole report and its figures in a fresh interpreter (5-15 s); the fast subset has the same
+# case in process: tests/scoring/test_report_cli.py::test_figures (a folder and its missing parent made, both figures)
 def test_a_figures_folder_that_can_be_made_gets_the_figures(tmp_path: Path) -> None:
     result = report_figures(tmp_path / "new" / "figures")
     assert result.returncode == 0, result.stderr

@@ -346,13 +346,18 @@ def test_a_format_1_session_toml_reads_as_the_same_settings_and_writes_back_as_f
 
 
 def test_a_workspace_is_safe_to_read_from_one_thread_while_another_commits(tmp_path: Path) -> None:
-    """The runner commits while its evaluation thread reads a revision's file: no interleaved object reads."""
+    """The runner commits while its evaluation thread reads a revision's file: no interleaved object reads.
+    Twelve commits, each raced by two readers that read between every pair of them (each read is a git process:
+    thirty commits took 15-17 s of the loaded fast subset and raced nothing the twelve do not)."""
     import threading
 
+    commits = 12
     workspace = Workspace.create(tmp_path / "ws", {"solution.py": "v = 0\n"}, "template", "template")
     first = workspace.head()
     assert first is not None
     failures: list[BaseException] = []
+    reads_seen_by_commit: list[int] = []  # how many reads had been made when each commit started
+    reads = [0]
     done = threading.Event()
 
     def read_forever() -> None:
@@ -360,6 +365,7 @@ def test_a_workspace_is_safe_to_read_from_one_thread_while_another_commits(tmp_p
             try:
                 assert workspace.read_text(first, "solution.py") == "v = 0\n"
                 workspace.history()
+                reads[0] += 1
             except BaseException as exc:  # any corrupt read fails the test
                 failures.append(exc)
                 return
@@ -368,7 +374,10 @@ def test_a_workspace_is_safe_to_read_from_one_thread_while_another_commits(tmp_p
     for reader in readers:
         reader.start()
     try:
-        for n in range(1, 31):
+        for n in range(1, commits + 1):
+            while reads_seen_by_commit and reads[0] <= reads_seen_by_commit[-1] and not failures:
+                done.wait(0.005)  # a read between this commit and the last one, so that every commit is raced
+            reads_seen_by_commit.append(reads[0])
             (tmp_path / "ws" / "solution.py").write_text(f"v = {n}\n")
             info = workspace.commit_all("human", f"revision {n + 1}")
             assert info is not None and info.author == "human"
@@ -377,7 +386,8 @@ def test_a_workspace_is_safe_to_read_from_one_thread_while_another_commits(tmp_p
         for reader in readers:
             reader.join()
     assert failures == []
-    assert len(workspace.history()) == 31
+    assert len(workspace.history()) == commits + 1
+    assert len(set(reads_seen_by_commit)) == commits  # the readers read between every two commits
 
 
 def test_a_commit_the_workspace_lacks_is_a_workspace_error_naming_it(tmp_path: Path) -> None:

@@ -67,9 +67,10 @@ def test_one_table_as_csv_and_the_default_roots(tmp_path: Path) -> None:
 
 
 def test_figures(tmp_path: Path) -> None:
-    result = run(EXAMPLES, "--format", "md", "--figures", tmp_path / "figs")
+    """A figures folder that does not exist yet, nor its parent, is made and gets both figures."""
+    result = run(EXAMPLES, "--format", "md", "--figures", tmp_path / "new" / "figs")
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["figure3_ablation.png", "figure4_sperf_turns.png"]
+    assert sorted(p.name for p in (tmp_path / "new" / "figs").iterdir()) == ["figure3_ablation.png", "figure4_sperf_turns.png"]
     assert "wrote" in result.stderr and "wrote" not in result.stdout
 
 
