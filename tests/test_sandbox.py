@@ -611,6 +611,24 @@ def test_isolated_root_shows_only_what_is_bound(outside_dir: Path) -> None:
 
 
 @needs_bwrap
+def test_isolated_process_holds_no_capability_and_an_empty_bounding_set() -> None:
+    """The plain start's sandbox: no capability held and none left to gain, bounding set included (bwrap
+    leaves that set full for a caller of uid 0 outside a user namespace), as the warm start's process has."""
+    done = _isolated_run(
+        """
+        import json
+        fields = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+        print(json.dumps({k: v.strip() for k, v in fields.items() if k.startswith("Cap") or k == "NoNewPrivs"}))
+        """
+    )
+    status = results(done)
+    assert {k: int(v, 16) for k, v in status.items() if k.startswith("Cap")} == dict.fromkeys(
+        ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"), 0
+    )
+    assert status["NoNewPrivs"] == "1"
+
+
+@needs_bwrap
 def test_isolated_hidden_path_inside_a_bound_folder_stays_hidden(outside_dir: Path) -> None:
     (outside_dir / "shown.txt").write_text("yes")
     (outside_dir / "secret").mkdir()
@@ -693,6 +711,40 @@ def test_isolate_command_line(stand_in_bwrap: Path, tmp_path: Path) -> None:
     assert args[-4:] == ["--remount-ro", "/", "--chdir", "/tmp"]
     assert args.index("--remount-ro") > args.index(b)
     assert args[args.index("A") - 1 : args.index("A") + 2] == ["--setenv", "A", "1"]
+    assert "--unshare-user" in args and "--cap-add" not in args  # a user namespace, no capability
+    assert launch.info.kind == "bubblewrap" and "user namespace" not in launch.info.detail
+
+
+def test_isolate_where_no_user_namespace_can_be_made_stays_sandboxed_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A bwrap that cannot make a user namespace (user namespaces disabled for uid 0): the plain start keeps
+    the rest of the sandbox and the report says that the bounding set is kept; the zygote gets no sandbox."""
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\n"
+        "[ \"$1\" = --version ] && echo 'bubblewrap 9.9.9' && exit 0\n"
+        "if [ \"$1\" = --args ] && tr '\\0' '\\n' <\"/dev/fd/$2\" | grep -qx -- --unshare-user; then\n"
+        "  echo 'bwrap: No permissions to create new namespace' >&2; exit 1\n"
+        "fi\n"
+        "exit 0\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.delenv("D2K_SANDBOX", raising=False)
+    monkeypatch.setenv("D2K_BWRAP", str(fake))
+    launch = sandbox.isolate(["prog"], device="cpu", env={}, readable=[])
+    try:
+        args = os.read(launch.pass_fds[-1], 1 << 20).decode().split("\0")[:-1]
+    finally:
+        launch.close()
+    assert launch.info.kind == "bubblewrap" and "--unshare-user" not in args and "--unshare-pid" in args
+    assert launch.info.detail.endswith(
+        "no user namespace (bwrap: No permissions to create new namespace): capability bounding set kept"
+    )
+    zygote = sandbox.isolate(["prog"], device="cpu", env={}, readable=[], admin=True)
+    assert zygote.info == sandbox.SandboxInfo(
+        "none", "bwrap failed to start with an empty root: bwrap: No permissions to create new namespace"
+    )
 
 
 def test_the_hidden_paths_follow_the_catalogue_the_task_came_from(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ and /etc/group naming the process's own user (`pwd` lookups of torch and Triton)
 (`interpreter_paths`: prefixes, site-packages, the import-path entries of `SOLUTION_PACKAGES`, shared
 libraries this process mapped elsewhere, the paths `PATH_ENV` variables name), and what the caller names
 (the package's solution-side modules file by file, `module_files`; the solution file). Then the same
-minimal /dev (+ GPU nodes), /proc, private /tmp and /dev/shm, namespaces and environment as below; a
+minimal /dev (+ GPU nodes), /proc, private /tmp and /dev/shm, namespaces and environment as below, plus a
+user namespace of its own (`USER_NAMESPACE_ARGS`: there bwrap empties the capability bounding set); a
 `hidden` path that lies inside a bound folder is masked there. bwrap reads all these arguments from a
 pipe (`--args FD`, closed before the program starts) and runs as argv[0] "bwrap" with `launcher_env()`,
 so /proc/1/cmdline inside (bwrap's init) is `bwrap --args N --` and the program's own argv, naming no
@@ -711,10 +712,19 @@ def _isolated_mounts(hidden: Sequence[Path], readable: Sequence[Path], writable:
     return args + remount
 
 
+# The allow-list sandbox's user namespace. bwrap empties the capability bounding set only in a user namespace
+# it makes (or when it is installed setuid); started by uid 0 without one, it drops the held capabilities
+# (--cap-drop ALL) but leaves the bounding set full. In a user namespace of its own, uid 0 is mapped to
+# itself (the same files are readable) and the set is empty, as in the warm start's process (the zygote
+# runs in this namespace too; its process empties the set itself, solution/confine.py).
+USER_NAMESPACE_ARGS: tuple[str, ...] = ("--unshare-user",)
+
+
 @functools.cache
-def _probe_isolated(bwrap: str, gpu: bool) -> str | None:
+def _probe_isolated(bwrap: str, gpu: bool, user_namespace: bool) -> str | None:
     true = "/bin/true" if _executable(Path("/bin/true")) else (shutil.which("true") or "/bin/true")
-    args = [*_base_args(gpu, root=False), *_system_args(), *NAMESPACE_ARGS, "--clearenv", "--remount-ro", "/", "--chdir", "/tmp"]
+    namespaces = [*NAMESPACE_ARGS, *(USER_NAMESPACE_ARGS if user_namespace else ())]
+    args = [*_base_args(gpu, root=False), *_system_args(), *namespaces, "--clearenv", "--remount-ro", "/", "--chdir", "/tmp"]
     launch = None
     try:
         launch = _args_pipe(args)
@@ -744,9 +754,9 @@ def _probe_isolated(bwrap: str, gpu: bool) -> str | None:
 # The warm start's zygote (solution/zygote.py) makes each evaluation's namespaces itself (mount, pid, ipc,
 # network, uts), mounts that evaluation's fresh /proc, /tmp and /dev/shm, then drops every capability before
 # any solution code runs. For that it alone gets CAP_SYS_ADMIN (the namespaces and mounts) and CAP_SETPCAP
-# (to empty the bounding set), in a user namespace of its own: capabilities over the sandbox's namespaces
-# only, never the host's.
-ADMIN_ARGS: tuple[str, ...] = ("--unshare-user", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
+# (to empty the bounding set), in the sandbox's user namespace (`USER_NAMESPACE_ARGS`): capabilities over the
+# sandbox's namespaces only, never the host's.
+ADMIN_ARGS: tuple[str, ...] = ("--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
 
 
 def isolate_args(
@@ -757,9 +767,11 @@ def isolate_args(
     writable: Sequence[Path] = (),
     hidden: Sequence[Path] = (),
     chdir: Path | None = None,
+    user_namespace: bool = True,
 ) -> list[str]:
     """bwrap's arguments for the allow-list sandbox (without the identity files, which `isolate` adds as
-    pipes): two calls that return the same list start processes that see the same files."""
+    pipes): two calls that return the same list start processes that see the same files. `user_namespace`
+    False: without `USER_NAMESPACE_ARGS` (where bwrap cannot make one)."""
     gpu = _is_gpu(device)
     minors = visible_gpu_minors(env) if gpu else None
     return [
@@ -767,6 +779,7 @@ def isolate_args(
         *_system_args(),
         *_isolated_mounts(hidden, readable, writable),
         *NAMESPACE_ARGS,
+        *(USER_NAMESPACE_ARGS if user_namespace else ()),
         *_env_args(env),
         "--remount-ro",
         "/",
@@ -791,20 +804,28 @@ def isolate(
     GPU's nodes for "cuda..." devices), its own /proc, a private /tmp and /dev/shm; `hidden` paths that
     lie inside a bound folder are masked there. bwrap reads its arguments from a pipe (`--args`), so its
     own command line, which every process inside can read as /proc/1/cmdline, is `bwrap --args N --`
-    and `argv`. Without a working bwrap (or with $D2K_SANDBOX off) the Launch runs `argv` with `env`
-    unchanged and its info says why (kind "none"). `admin`: the warm start's zygote only (`ADMIN_ARGS`)."""
+    and `argv`. The process runs in a user namespace of its own, with an empty capability bounding set;
+    where bwrap cannot make one here, without it (the info says so). Without a working bwrap (or with
+    $D2K_SANDBOX off) the Launch runs `argv` with `env` unchanged and its info says why (kind "none").
+    `admin`: the warm start's zygote only (`ADMIN_ARGS`; it needs the user namespace)."""
     info = status(device)
+    user_namespace = True
     if info.kind == "bubblewrap":
         bwrap = find_bwrap()
         assert bwrap is not None
-        failure = _probe_isolated(str(bwrap), _is_gpu(device))
-        if failure is not None:
+        failure = _probe_isolated(str(bwrap), _is_gpu(device), True)
+        if failure is not None and not admin and _probe_isolated(str(bwrap), _is_gpu(device), False) is None:
+            user_namespace = False
+            info = SandboxInfo(info.kind, f"{info.detail}, no user namespace ({failure}): capability bounding set kept")
+        elif failure is not None:
             info = SandboxInfo("none", f"bwrap failed to start with an empty root: {failure}")
     if info.kind == "none":
         return Launch(list(argv), None, dict(env), (), info)
     assert bwrap is not None
     minors = visible_gpu_minors(env) if _is_gpu(device) else None
-    args = isolate_args(device=device, env=env, readable=readable, writable=writable, hidden=hidden, chdir=chdir)
+    args = isolate_args(
+        device=device, env=env, readable=readable, writable=writable, hidden=hidden, chdir=chdir, user_namespace=user_namespace
+    )
     if admin:
         args[-4:-4] = ADMIN_ARGS
     fds: list[int] = []

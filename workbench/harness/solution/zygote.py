@@ -1,8 +1,8 @@
 """A warm start for solution processes: the zygote, run inside the allow-list sandbox by the host's pool.
 
 Started by host/solution_pool.py in the same sandbox a plain solution process gets (sandbox.isolate, less
-the solution file), with one addition: CAP_SYS_ADMIN inside a user namespace of the sandbox's own
-(`sandbox.ADMIN_ARGS`). It imports torch and the solution host's modules once, makes itself non-dumpable
+the solution file), with one addition: CAP_SYS_ADMIN and CAP_SETPCAP inside the user namespace every
+sandboxed process has (`sandbox.ADMIN_ARGS`). It imports torch and the solution host's modules once, makes itself non-dumpable
 (nothing it starts can trace it or read its memory), and then serves connections, each one evaluation's:
 
     zygote (Z) --fork--> keeper (K, one per evaluation) --fork, new pid namespace--> init (I, pid 1)
