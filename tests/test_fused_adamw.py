@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from tests.redteam.naive_cheats import assemble
 from workbench.catalog import Catalog
@@ -222,8 +223,10 @@ def test_inputs_are_deterministic_realistic_and_differ_by_seed() -> None:
         bf16 = name == "grads" or (name.startswith("exp_avg") and axes["SB"] == 2)  # smoke_mixed_12t: bfloat16 states
         assert all(t.is_contiguous() and t.dtype == (torch.bfloat16 if bf16 else torch.float32) for t in a[name])
     assert all(a[k] == b[k] for k in SCALARS) and all(a[k] != c[k] for k in SCALARS)
-    pointers = {t.data_ptr() for name in LISTS for t in a[name]}
-    assert len(pointers) == 4 * axes["NT"]  # every element its own allocation
+    storages = {t.untyped_storage().data_ptr() for name in LISTS for t in a[name]}
+    # every element its own allocation (batched draws copied apart: the harness digests each from its start)
+    assert len(storages) == 4 * axes["NT"] and all(t.storage_offset() == 0 for name in LISTS for t in a[name])
+    assert all(t.untyped_storage().nbytes() == t.numel() * t.element_size() for name in LISTS for t in a[name])
     for seed in range(30):
         h = inputs.make_inputs({"LAYOUT": 3, "NT": 1, "HID": 8, "SB": 4}, seed, "cpu")
         assert isinstance(h["step"], int) and h["step"] >= 2 and 0.01 <= h["beta2"] ** h["step"] <= 0.99
@@ -273,6 +276,95 @@ def test_every_input_moves_the_result() -> None:
         after = oracle(changed)
         assert not torch.equal(after["params"][i], base["params"][i])
         assert all(torch.equal(after["params"][j], base["params"][j]) for j in range(len(made["params"])) if j != i)
+
+
+class CountedOps(TorchDispatchMode):
+    """Counts the torch operations that compute (views and allocations, which launch nothing, are left out)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.count += 0 if func.is_view or func is torch.ops.aten.empty.memory_format else 1
+        return func(*args, **(kwargs or {}))
+
+
+def counted_ops(fn: Any) -> int:
+    with CountedOps() as counted:
+        fn()
+    return counted.count
+
+
+def test_inputs_and_oracle_cost_operations_per_batch_not_per_tensor() -> None:
+    """make_inputs draws the tensors of one kind and width together and exact() steps the lists in flat passes:
+    ten times the adapters (200 -> 2,000 tensors, in the same batches) costs make_inputs the same number of
+    operations (a GPU's launches), and exact() under 30 per pass (2,000 tensors, 0.12 M elements: 2 passes on
+    the CPU), where drawing and stepping tensor by tensor cost about 30 operations per tensor."""
+    drawn, stepped = {}, {}
+    for count in (200, 2000):
+        axes = {"LAYOUT": 3, "NT": count, "HID": 5, "SB": 4}
+        made = inputs.make_inputs(axes, 1, "cpu")
+        drawn[count] = counted_ops(lambda a=axes: inputs.make_inputs(a, 1, "cpu"))
+        stepped[count] = counted_ops(lambda m=made: reference.exact(**m))
+        runs = reference.passes([t.numel() for t in made["params"]], reference.EXACT_PASS_CPU)
+        assert stepped[count] <= 30 * len(runs) and len(runs) <= 2, (count, stepped, len(runs))
+    assert drawn[200] == drawn[2000] < 500, drawn
+
+
+def test_batches_draw_each_tensor_once_with_its_own_kind_and_width() -> None:
+    for workload in [*TASK.spec.workloads, *TASK.spec.smoke_workloads]:
+        tensors = inputs.layout(workload.axes)
+        drawn = inputs.batches(tensors)
+        assert sorted(i for batch in drawn for i in batch) == list(range(len(tensors)))
+        for batch in drawn:
+            assert batch == sorted(batch) and len({(tensors[i][0], tensors[i][1][1:]) for i in batch}) == 1
+            assert len(batch) == 1 or sum(math.prod(tensors[i][1]) for i in batch) <= inputs.BATCH_ELEMENTS
+    many_small = inputs.batches(inputs.layout(TASK.spec.workloads[2].axes))
+    assert len(many_small) < 25  # 10,000 adapters: one group per kind and width, split at BATCH_ELEMENTS
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    """A float32 or bfloat16 tensor's bit patterns (equal bits: equal values, signed zeros and NaNs told apart)."""
+    return t.view(torch.int16 if t.dtype == torch.bfloat16 else torch.int32)
+
+
+def exact_by_tensor(made: dict[str, Any]) -> dict[str, Any]:
+    """The oracle's float64 step one tensor at a time (how exact() computed it before its flat passes)."""
+    want = copy(made)
+    step, beta1, beta2, lr, eps, wd = (made[k] for k in ("step", "beta1", "beta2", "lr", "eps", "weight_decay"))
+    step_size, bc2_sqrt = lr / (1 - beta1**step), math.sqrt(1 - beta2**step)
+    for p, g, m, v in zip(*(want[k] for k in LISTS), strict=True):
+        g64 = g.double()
+        m64 = beta1 * m.double() + (1 - beta1) * g64
+        v64 = beta2 * v.double() + (1 - beta2) * g64 * g64
+        p.copy_(p.double() * (1 - lr * wd) - step_size * m64 / (v64.sqrt() / bc2_sqrt + eps))
+        m.copy_(m64)
+        v.copy_(v64)
+    return want
+
+
+@pytest.mark.parametrize("limit", [1 << 22, 1 << 16, 1000, 7])
+def test_exact_in_passes_is_the_step_tensor_by_tensor_bit_for_bit(limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle's passes (whole tensors gathered, or tensors split across passes of ``limit`` elements) give
+    every state element the per-tensor float64 step's value exactly, float32 and bfloat16 states alike."""
+    monkeypatch.setattr(reference, "EXACT_PASS_CPU", limit)
+    for axes in (MIXED_40, MIXED_40_BF16, SMOKE["smoke_mixed_12t"]):
+        made = inputs.make_inputs(axes, 11, "cpu")
+        got, want = oracle(made), exact_by_tensor(made)
+        for name in LISTS:
+            assert all(torch.equal(bits(a), bits(b)) for a, b in zip(got[name], want[name], strict=True)), name
+    assert reference.passes([3, 10, 2], 4) == [[(0, 0, 3), (1, 0, 1)], [(1, 1, 5)], [(1, 5, 9)], [(1, 9, 10), (2, 0, 2)]]
+
+
+def test_exact_refuses_a_strided_tensor() -> None:
+    made = inputs.make_inputs(SMOKE["smoke_adapters_6t"], 2, "cpu")
+    made["params"][0] = made["params"][0].t()  # a transposed view: flat views of it would not be its elements
+    made["grads"][0] = made["grads"][0].t()
+    made["exp_avg"][0] = made["exp_avg"][0].t()
+    made["exp_avg_sq"][0] = made["exp_avg_sq"][0].t()
+    with pytest.raises(ValueError, match="contiguous"):
+        reference.exact(**made)
 
 
 # -- the tolerance: honest designs pass with margin, wrong ones fail --------------------------------------------

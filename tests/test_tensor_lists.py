@@ -223,3 +223,15 @@ def test_a_refill_copies_even_where_the_solution_replaced_torchs_foreach_copy(mo
     buffers = [torch.zeros(3), torch.zeros(5)]
     copy_all(buffers, [torch.ones(3), torch.full((5,), 2.0)])
     assert torch.equal(buffers[0], torch.ones(3)) and torch.equal(buffers[1], torch.full((5,), 2.0))
+
+
+def test_a_view_at_an_odd_offset_has_the_digest_of_its_own_bytes() -> None:
+    """A list element a task hands over as a view into a larger buffer (a bfloat16 element at an odd offset)
+    is digested, alone or in a run, as its own copy is, not refused by the harness."""
+    from workbench.harness.solution.transport import digest, digest_each
+
+    buffer = torch.randn(41).to(torch.bfloat16)
+    view, other = buffer[1:9], buffer[9:41]
+    assert view.storage_offset() == 1
+    assert digest(view) == digest(view.clone())
+    assert digest_each([view, other]) == [digest(view.clone()), digest(other.clone())]

@@ -237,8 +237,7 @@ def digest(t: torch.Tensor) -> int:
     device, in any reduction order. Both ends of the channel compare a slot's made inputs with it (a
     check against accidents of a task's generator, never a security check: the verdicts use the
     checker's own values)."""
-    flat = t.detach().contiguous().view(-1).view(torch.uint8)
-    words = flat.view(torch.int32) if flat.numel() % 4 == 0 else flat
+    words = _words(t)
     total = torch.zeros((), dtype=torch.int64, device=t.device)
     for start in range(0, words.numel(), DIGEST_CHUNK):
         chunk = words[start : start + DIGEST_CHUNK].to(torch.int64)
@@ -310,9 +309,15 @@ DIGEST_RUN = 4096  # tensors digested together at most
 
 
 def _words(t: torch.Tensor) -> torch.Tensor:
-    """A tensor's bytes as `digest` reads them: 32-bit words, or bytes where their count is not a multiple of 4."""
+    """A tensor's bytes as `digest` reads them: 32-bit words, or bytes where their count is not a multiple of 4.
+    A view that starts between two words of its storage (a bfloat16 element at an odd offset) is copied first:
+    its words are its own bytes, wherever it lies."""
     flat = t.detach().contiguous().view(-1).view(torch.uint8)
-    return flat.view(torch.int32) if flat.numel() % 4 == 0 else flat
+    if flat.numel() % 4:
+        return flat
+    if flat.storage_offset() % 4:
+        flat = flat.clone()
+    return flat.view(torch.int32)
 
 
 def _digest_run(run: list[torch.Tensor]) -> list[int]:
