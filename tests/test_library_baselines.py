@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from workbench.catalog import Catalog
-from workbench.catalog.task import LibraryBaseline, argument_of
+from workbench.catalog.task import LibraryBaseline, Workload, argument_of
 from workbench.harness.checker.compare import compare
 from workbench.harness.checker.process import LIBRARY_AGREEMENT, _result_of, library_disagreement, time_library
 from workbench.harness.protocol.report import TimingStats, WorkloadResult
@@ -22,8 +23,10 @@ CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
 WITH_LIBRARY = [t.id for t in CATALOG.tasks() if t.spec.library is not None]
 
 
-def test_the_attention_and_fp8_tasks_name_their_library_call() -> None:
-    assert {"causal_attention_fwd", "windowed_attention", "causal_attention_bwd", "fp8_block_gemm"} <= set(WITH_LIBRARY)
+def test_the_tasks_with_an_importable_library_name_their_call() -> None:
+    named = {"causal_attention_fwd", "windowed_attention", "causal_attention_bwd", "fp8_block_gemm"}
+    named |= {"moe_grouped_gemm_bwd", "fused_moe_forward", "gemm_swiglu", "fused_linear_ce"}
+    assert named <= set(WITH_LIBRARY)
 
 
 def _matrices(out: object) -> list[torch.Tensor]:
@@ -31,9 +34,33 @@ def _matrices(out: object) -> list[torch.Tensor]:
     return [t.double() for t in (out if isinstance(out, tuple) else (out,))]  # type: ignore[union-attr]
 
 
+def _check_views(
+    task_id: str,
+    reference: types.ModuleType,
+    workload: Workload,
+    inputs: dict[str, Any],
+    got: list[torch.Tensor],
+    want: list[torch.Tensor],
+) -> None:
+    """Where the task judges views of its outputs (`tolerance.views`: every token's row its own matrix, say), the
+    library's views meet the rule a solution's must at `workload`, view by view."""
+    task = CATALOG.task(task_id)
+    views = task.spec.tolerance.views
+    if views is None:
+        return
+    names = [o.name for o in task.spec.signature.outputs]
+    got_views = getattr(reference, views)(dict(zip(names, got, strict=True)), inputs)
+    want_views = getattr(reference, views)(dict(zip(names, want, strict=True)), inputs)
+    rule = task.tolerance_for(workload)
+    for name, value in want_views.items():
+        verdict = compare(got_views[name], value, rule.rule_for(name))
+        assert verdict.ok, f"{workload.name}: library {name} ({views}): {verdict.message}"
+
+
 def _check_library_result(task_id: str, device: str) -> None:
     """On every smoke workload, each of the library call's outputs is within the task's tolerance of the float64
-    oracle (relative Frobenius error over the whole output) and not all zeros."""
+    oracle (relative Frobenius error over the whole output, and the task's own rule on its views where it has
+    them) and not all zeros."""
     task = CATALOG.task(task_id)
     spec = task.spec.library
     assert spec is not None and spec.same_result
@@ -53,6 +80,7 @@ def _check_library_result(task_id: str, device: str) -> None:
             continue
         got, want = _matrices(library(**inputs)), _matrices(oracle(**inputs))
         assert len(got) == len(want)
+        _check_views(task_id, reference, workload, inputs, got, want)
         for g, w in zip(got, want, strict=True):
             rel = ((g - w).norm() / w.norm()).item()
             assert rel <= bound, f"{workload.name}: library rel err {rel:.2e} > {bound:.0e}"
@@ -63,6 +91,23 @@ def _check_library_result(task_id: str, device: str) -> None:
 def test_the_library_baseline_computes_the_tasks_result_on_fresh_inputs(task_id: str) -> None:
     """Where the call runs on the CPU (its math backend there)."""
     _check_library_result(task_id, "cpu")
+
+
+def test_the_moe_forward_library_is_judged_token_by_token() -> None:
+    """fused_moe_forward's grouped-GEMM baseline is checked on the task's views (every token's row its own
+    matrix): one token's row 5% off (a wrong routing weight) fails the check, though the whole output is within
+    the task's bound."""
+    task = CATALOG.task("fused_moe_forward")
+    reference = import_file(task.file("reference.py"), "_library_views_reference")
+    inputs_module = import_file(task.file("inputs.py"), "_library_views_inputs")
+    workload = task.spec.smoke_workloads[1]
+    inputs = inputs_module.make_inputs(workload.axes, 5, "cpu")
+    got, want = _matrices(reference.library(**inputs)), _matrices(reference.exact(**inputs))
+    _check_views("fused_moe_forward", reference, workload, inputs, got, want)
+    got[0][3] *= 1.05  # token 3's row 5% off
+    assert ((got[0] - want[0]).norm() / want[0].norm()).item() <= task.spec.tolerance.matrix_rel_fro
+    with pytest.raises(AssertionError, match=r"library out \(rows\)"):
+        _check_views("fused_moe_forward", reference, workload, inputs, got, want)
 
 
 @pytest.mark.gpu

@@ -1,9 +1,10 @@
-"""The Liger-Kernel library baselines (fused_linear_ce, fused_linear_jsd): liger-kernel is no dependency of the
-project (its wheel is carried to the GPU machine), so each task's `library` is checked three ways. Everywhere,
-through stand-ins with Liger's functional signatures that compute its documented contract in float64 (the
-arguments, leaves, gradients and outputs must give the task's result); where liger-kernel is importable, the
-real call (its Triton kernels under the interpreter on a CPU) against the reference; and without it, the
-one-line error that the harness's timing note carries."""
+"""The Liger-Kernel library baselines (fused_linear_ce, fused_linear_jsd, gemm_swiglu): liger-kernel is no
+dependency of the project (its wheel is carried to the GPU machine), so each task's `library` is checked three
+ways. Everywhere, through stand-ins with the signatures of Liger's calls that compute their documented contract in
+float64 (the arguments, leaves, gradients and outputs must give the task's result); where liger-kernel is
+importable, the real call against the reference (on a CPU its Triton kernels under the interpreter, except
+gemm_swiglu's: see CPU_CHECKED; on a GPU all of them); and without it, the one-line error that the harness's
+timing note carries."""
 
 from __future__ import annotations
 
@@ -27,7 +28,10 @@ from workbench.harness.solution.timing import TimingPlan
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = Catalog(REPO / "tasks", REPO / "guidance")
-TASKS = ("fused_linear_ce", "fused_linear_jsd")
+TASKS = ("fused_linear_ce", "fused_linear_jsd", "gemm_swiglu")
+# The tasks whose Liger call gives its result under the Triton interpreter. Liger's SwiGLU kernel multiplies two
+# bfloat16 tiles, which the interpreter computes on their raw bits (uint16): its result there means nothing.
+CPU_CHECKED = ("fused_linear_ce", "fused_linear_jsd")
 
 
 def _task_modules(task_id: str) -> tuple[ModuleType, ModuleType]:
@@ -50,6 +54,11 @@ def _allowed(task_id: str, output: str, eager_error: float, factor: float | None
 
 def _outputs(task_id: str) -> list[str]:
     return [o.name for o in CATALOG.task(task_id).spec.signature.outputs]
+
+
+def _tuple(out: torch.Tensor | tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """A task's outputs as a tuple (gemm_swiglu returns one tensor)."""
+    return out if isinstance(out, tuple) else (out,)
 
 
 def liger_fused_linear_cross_entropy(
@@ -107,7 +116,19 @@ def liger_fused_linear_jsd(
     return (torch.where(keep, per_token, 0.0).sum() / keep.sum()).float()
 
 
-STAND_INS = {"fused_linear_ce": liger_fused_linear_cross_entropy, "fused_linear_jsd": liger_fused_linear_jsd}
+def liger_fused_gate_up_silu_mul(y: torch.Tensor, in_place: bool = False) -> torch.Tensor:
+    """Liger's contract (``LigerFusedGateUpSiLUMulFunction.apply``): ``y [..., 2 F]`` holds the gate columns, then
+    the up columns; returns ``silu(gate) * up`` ``[..., F]`` in ``y``'s dtype (float64 here, then rounded)."""
+    assert not in_place  # in_place only changes its backward
+    gate, up = y.double().chunk(2, dim=-1)
+    return (F.silu(gate) * up).to(y.dtype)
+
+
+STAND_INS = {
+    "fused_linear_ce": liger_fused_linear_cross_entropy,
+    "fused_linear_jsd": liger_fused_linear_jsd,
+    "gemm_swiglu": liger_fused_gate_up_silu_mul,
+}
 
 
 def _smoke_inputs(task_id: str, inputs_module: ModuleType, seed: int) -> list[dict[str, Any]]:
@@ -120,7 +141,7 @@ def _smoke_inputs(task_id: str, inputs_module: ModuleType, seed: int) -> list[di
     return out
 
 
-def test_both_tasks_name_liger_as_their_gpu_baseline_and_the_wheel_script_carries_that_version() -> None:
+def test_the_tasks_name_liger_as_their_gpu_baseline_and_the_wheel_script_carries_that_version() -> None:
     script = (REPO / "scripts" / "fetch_device_wheels.sh").read_text()
     for task_id in TASKS:
         spec = CATALOG.task(task_id).spec.library
@@ -137,8 +158,8 @@ def test_the_library_call_through_liger_s_contract_gives_the_tasks_result(task_i
     the task's bound of exact() (only the outputs' bfloat16 rounding is left)."""
     reference, inputs_module = _task_modules(task_id)
     for inputs in _smoke_inputs(task_id, inputs_module, seed=7):
-        got = reference.library(**inputs, op=STAND_INS[task_id])
-        want, eager = reference.exact(**inputs), reference.reference(**inputs)
+        got = _tuple(reference.library(**inputs, op=STAND_INS[task_id]))
+        want, eager = _tuple(reference.exact(**inputs)), _tuple(reference.reference(**inputs))
         assert [(t.shape, t.dtype) for t in got] == [(t.shape, t.dtype) for t in eager]
         for name, g, w in zip(_outputs(task_id), got, want, strict=True):
             assert _rel(g, w) <= _allowed(task_id, name, 0.0), f"{name} at beta {inputs.get('beta')}: {_rel(g, w):.2e}"
@@ -154,6 +175,17 @@ def test_a_wrong_beta_convention_is_caught_by_the_contract_test() -> None:
 
     _, dhs, _ = reference.library(**inputs, op=flipped)
     assert _rel(dhs, reference.exact(**inputs)[1]) > 0.1
+
+
+def test_gate_and_up_swapped_are_caught_by_the_contract_test() -> None:
+    """The check above can fail: a SwiGLU that reads the up half as the gate (the other layout) is far off."""
+    reference, inputs_module = _task_modules("gemm_swiglu")
+    inputs = _smoke_inputs("gemm_swiglu", inputs_module, seed=7)[0]
+
+    def swapped(y: torch.Tensor, in_place: bool = False) -> torch.Tensor:
+        return liger_fused_gate_up_silu_mul(torch.cat(y.chunk(2, dim=-1)[::-1], dim=-1), in_place)
+
+    assert _rel(reference.library(**inputs, op=swapped), reference.exact(**inputs)) > 0.1
 
 
 def test_without_liger_library_raises_one_line_and_the_evaluation_keeps_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -177,14 +209,21 @@ def _liger_functional() -> ModuleType:
     return pytest.importorskip("liger_kernel.transformers.functional", reason="liger-kernel is not installed")
 
 
-def test_the_stand_ins_take_liger_s_arguments() -> None:
-    functional = _liger_functional()
-    for stand_in in STAND_INS.values():
-        real = getattr(functional, stand_in.__name__)
-        assert list(inspect.signature(real).parameters) == list(inspect.signature(stand_in).parameters)
+def _liger_parameters(task_id: str) -> list[str]:
+    """The parameters of the Liger call the task's library() makes: a functional API, or for gemm_swiglu
+    ``LigerFusedGateUpSiLUMulFunction.apply`` (its ``forward`` without ``ctx``)."""
+    if task_id == "gemm_swiglu":
+        ops = pytest.importorskip("liger_kernel.ops", reason="liger-kernel is not installed")
+        return list(inspect.signature(ops.LigerFusedGateUpSiLUMulFunction.forward).parameters)[1:]
+    return list(inspect.signature(getattr(_liger_functional(), STAND_INS[task_id].__name__)).parameters)
 
 
 @pytest.mark.parametrize("task_id", TASKS)
+def test_the_stand_ins_take_liger_s_arguments(task_id: str) -> None:
+    assert _liger_parameters(task_id) == list(inspect.signature(STAND_INS[task_id]).parameters)
+
+
+@pytest.mark.parametrize("task_id", CPU_CHECKED)
 def test_liger_itself_gives_the_reference_s_result_on_the_smoke_workloads(task_id: str) -> None:
     """Where liger-kernel is installed, its real call (Triton kernels; under the interpreter on a CPU, where its
     logits are bfloat16 as the reference's): the harness's agreement check passes, and each output is within
@@ -192,7 +231,8 @@ def test_liger_itself_gives_the_reference_s_result_on_the_smoke_workloads(task_i
     _liger_functional()
     reference, inputs_module = _task_modules(task_id)
     for inputs in _smoke_inputs(task_id, inputs_module, seed=9):
-        got, eager, want = reference.library(**inputs), reference.reference(**inputs), reference.exact(**inputs)
+        got, eager = _tuple(reference.library(**inputs)), _tuple(reference.reference(**inputs))
+        want = _tuple(reference.exact(**inputs))
         assert library_disagreement(got, eager) is None
         assert [(t.shape, t.dtype) for t in got] == [(t.shape, t.dtype) for t in eager]
         for name, g, e, w in zip(_outputs(task_id), got, eager, want, strict=True):
@@ -205,15 +245,16 @@ def test_liger_itself_gives_the_reference_s_result_on_the_smoke_workloads(task_i
 @pytest.mark.parametrize("task_id", TASKS)
 def test_gpu_liger_meets_the_tasks_tolerance_on_the_registered_workloads(task_id: str) -> None:
     """At the shapes it is timed at (its CUDA paths: float32 GEMM outputs for the JSD, dW accumulated in bfloat16
-    over 16-64 chunks): each output within the bound the task sets a solution, from exact()."""
+    over 16-64 chunks, the SwiGLU kernel gemm_swiglu's CPU run cannot check): each output within the bound the
+    task sets a solution, from exact()."""
     _liger_functional()
     task = CATALOG.task(task_id)
     reference, inputs_module = _task_modules(task_id)
     for seed, workload in enumerate(task.spec.workloads, start=31):
         inputs = inputs_module.make_inputs(workload.axes, seed, "cuda")
-        want = reference.exact(**inputs)
-        errors = [_rel(g, w) for g, w in zip(reference.library(**inputs), want, strict=True)]
-        eager_errors = [_rel(e, w) for e, w in zip(reference.reference(**inputs), want, strict=True)]
+        want = _tuple(reference.exact(**inputs))
+        errors = [_rel(g, w) for g, w in zip(_tuple(reference.library(**inputs)), want, strict=True)]
+        eager_errors = [_rel(e, w) for e, w in zip(_tuple(reference.reference(**inputs)), want, strict=True)]
         for name, err, eager_err in zip(_outputs(task_id), errors, eager_errors, strict=True):
             allowed = _allowed(task_id, name, eager_err)
             assert err <= allowed, f"{workload.name} {name}: {err:.2e} > {allowed:.2e} (reference {eager_err:.2e})"

@@ -18,7 +18,8 @@ up rows ``I .. 2 I - 1``) and a down projection ``w2[e] [H, I]``::
 ``reference()`` is how widely used model code writes it (Hugging Face's Qwen3-MoE and Mixtral blocks): the
 routing in fp32, the weights cast to bfloat16, a one-hot expert mask, then a loop over the experts that got
 tokens, each gathering its tokens' rows, two bfloat16 matmuls around the SwiGLU, a multiply by the routing
-weights and an ``index_add_`` into a zeroed bfloat16 output. ``exact()`` is the oracle: the same routing
+weights and an ``index_add_`` into a zeroed bfloat16 output. ``library()`` is the grouped-GEMM forward a practitioner has instead
+(torchtitan's MoE: ``torch._grouped_mm``), timed as a second baseline. ``exact()`` is the oracle: the same routing
 choice (the top-K set is taken from the fp32 logits, identical in both; inputs.py keeps every row's logits at
 least ``GAP`` apart so that no rounding can reorder them) and everything else in float64. ``rows`` makes every
 token's row of ``out`` its own compared matrix.
@@ -75,6 +76,41 @@ def reference(hidden: torch.Tensor, router_logits: torch.Tensor, w13: torch.Tens
         expert_out = torch.nn.functional.linear(act, w2[e]) * weights[token, slot, None]
         out.index_add_(0, token, expert_out)
     return out
+
+
+def library(hidden: torch.Tensor, router_logits: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor, top_k: int) -> torch.Tensor:
+    """The library call a practitioner has instead (task.toml ``[library]``): PyTorch's grouped GEMM,
+    ``torch._grouped_mm`` (CUTLASS on Hopper), for both projections of every expert at once, as torchtitan's MoE
+    runs its experts; routing, permutation and combine stay eager. Returns what ``reference`` returns: a new
+    contiguous bfloat16 ``[T, H]``.
+
+    Its dataflow: the routing as the reference's (``route``: fp32 softmax, top-K, renormalised); the ``T K``
+    slots sorted stably by expert (one sort of int64 ids) and every expert's end row found on the device
+    (``searchsorted``, int32 as ``_grouped_mm`` takes its ``offs``: no host synchronisation, where the reference
+    reads the experts that got tokens to the host); the tokens' rows gathered into expert order (``index_select``,
+    read and write 2 T K H bytes each); one grouped GEMM against ``w13`` as stored (its transpose is a view:
+    the gate and up halves in one ``[T K, 2 I]`` product, 4 T K I bytes written, each expert's ``w13`` read
+    once); the SwiGLU as the reference writes it (``silu`` of the gate half, times the up half: 12 T K I bytes);
+    one grouped GEMM against ``w2`` (2 T K H bytes written); the rows scaled in place by their bfloat16 routing
+    weights and ``index_add_`` into a zeroed bfloat16 output, as the reference combines. About a dozen
+    launches in all, where the reference launches about ten per expert that got tokens (128 experts: over a
+    thousand) and writes and searches a ``[E, K, T]`` one-hot mask; the bytes per slot are the reference's.
+    ``_grouped_mm`` wants bfloat16 operands and 16-byte strides (``H`` and ``I`` multiples of 8, true of every
+    workload); ragged groups, empty ones included, need no padding."""
+    _check(hidden, router_logits, w13, w2, top_k)
+    E = router_logits.shape[1]
+    inter = w2.shape[2]
+    weights, ids = route(router_logits, top_k)
+    expert_sorted, slot_sorted = torch.sort(ids.reshape(-1), stable=True)  # permuted row p holds slot slot_sorted[p]
+    experts = torch.arange(E, device=ids.device)
+    ends = torch.searchsorted(expert_sorted, experts, right=True, out_int32=True)  # expert e's rows end at ends[e]
+    tokens = slot_sorted // top_k
+    rows = hidden.index_select(0, tokens)
+    gate_up = torch._grouped_mm(rows, w13.transpose(1, 2), offs=ends)  # [T K, 2 I]
+    act = torch.nn.functional.silu(gate_up[:, :inter]) * gate_up[:, inter:]
+    expert_out = torch._grouped_mm(act, w2.transpose(1, 2), offs=ends)  # [T K, H]
+    expert_out.mul_(weights.reshape(-1)[slot_sorted].to(hidden.dtype).unsqueeze(1))
+    return torch.zeros_like(hidden).index_add_(0, tokens, expert_out)
 
 
 def exact(hidden: torch.Tensor, router_logits: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor, top_k: int) -> torch.Tensor:

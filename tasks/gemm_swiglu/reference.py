@@ -10,12 +10,18 @@ SwiGLU::
 ``reference()`` is what eager model code does (vLLM's and HF transformers' torch path: ``F.linear``, a
 chunk, ``F.silu`` and a multiply): the matmul is cuBLAS, the whole ``[M, 2 I]`` product is written to
 memory in bfloat16 and read back twice. ``exact()`` is the same arithmetic in float64 (the oracle).
+``library`` is what a practitioner has instead (cuBLAS, then Liger-Kernel's fused SwiGLU), timed as a second
+baseline on a GPU.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
+
+LIGER_VERSION: str = "0.8.5"  # the liger-kernel release library() calls (scripts/fetch_device_wheels.sh)
 
 
 def _check(x: torch.Tensor, w: torch.Tensor) -> tuple[int, int, int]:
@@ -33,6 +39,40 @@ def reference(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     _check(x, w)
     gate, up = F.linear(x, w).chunk(2, dim=-1)
     return F.silu(gate) * up
+
+
+def _liger_fused_gate_up_silu_mul() -> Callable[..., torch.Tensor]:
+    """Liger-Kernel's SwiGLU over a fused gate/up tensor (``apply(y, in_place)``), or a one-line error naming
+    the missing package."""
+    try:
+        from liger_kernel.ops import LigerFusedGateUpSiLUMulFunction  # noqa: PLC0415 (GPU machine)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "liger_kernel":  # a missing dependency of an installed Liger
+            raise
+        raise ModuleNotFoundError(
+            f"library() needs liger-kernel {LIGER_VERSION} (pip install liger-kernel=={LIGER_VERSION}; "
+            "scripts/fetch_device_wheels.sh carries its wheel to the GPU machine)",
+            name=exc.name,
+        ) from exc
+    return LigerFusedGateUpSiLUMulFunction.apply
+
+
+def library(x: torch.Tensor, w: torch.Tensor, op: Callable[..., torch.Tensor] | None = None) -> torch.Tensor:
+    """The library calls a practitioner has instead (task.toml ``[library]``): the GEMM in cuBLAS
+    (``F.linear``, as the reference), then Liger-Kernel's SwiGLU for a fused gate/up tensor,
+    ``liger_kernel.ops.LigerFusedGateUpSiLUMulFunction`` (liger-kernel 0.8.5; what its Megatron integration
+    calls on ``linear_fc1``'s ``[tokens, 2 I]`` output, gate columns first as here). Returns what ``reference``
+    returns: a new contiguous bfloat16 ``[M, I]``.
+
+    Its dataflow: cuBLAS writes the ``[M, 2 I]`` product in bfloat16 (4 M I bytes), then one Triton program per
+    row reads its gate and up halves in place (no chunk copies; 4 M I bytes), computes ``silu`` of the gate in
+    fp32, rounds it to bfloat16, multiplies by the up half and writes ``y`` (2 M I bytes): two launches and
+    ``2 M K + 4 I K + 10 M I`` bytes, where the reference's three launches move ``2 M K + 4 I K + 14 M I``.
+    ``liger_swiglu(a, b)`` (its functional API, ``LigerSiLUMulFunction``) would first copy the two strided
+    halves to contiguous tensors. ``op`` replaces the Liger call (tests: the same contract elsewhere)."""
+    _check(x, w)
+    fused = _liger_fused_gate_up_silu_mul() if op is None else op
+    return fused(F.linear(x, w), False)
 
 
 def exact(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
