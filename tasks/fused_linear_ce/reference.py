@@ -90,21 +90,6 @@ def exact(h: torch.Tensor, W: torch.Tensor, targets: torch.Tensor) -> tuple[torc
     return loss / n, dh, dW
 
 
-def _liger_fused_linear_cross_entropy() -> Callable[..., torch.Tensor]:
-    """Liger-Kernel's functional fused linear cross-entropy, or a one-line error naming the missing package."""
-    try:
-        from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy  # noqa: PLC0415 (GPU machine)
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] != "liger_kernel":  # a missing dependency of an installed Liger
-            raise
-        raise ModuleNotFoundError(
-            f"library() needs liger-kernel {LIGER_VERSION} (pip install liger-kernel=={LIGER_VERSION}; "
-            "scripts/fetch_device_wheels.sh carries its wheel to the GPU machine)",
-            name=exc.name,
-        ) from exc
-    return liger_fused_linear_cross_entropy
-
-
 def library(
     h: torch.Tensor, W: torch.Tensor, targets: torch.Tensor, op: Callable[..., torch.Tensor] | None = None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -124,7 +109,11 @@ def library(
     leaves that require grad, as in ``reference``: without that Liger computes no gradient. ``op`` replaces
     the Liger call (tests: the same contract elsewhere)."""
     _check(h, W, targets)
-    fused = _liger_fused_linear_cross_entropy() if op is None else op
+    fused = op
+    if fused is None:  # liger-kernel: on the GPU machine (a wheel carried there); its absence is the note
+        from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy  # noqa: PLC0415
+
+        fused = liger_fused_linear_cross_entropy
     with torch.enable_grad():
         h_leaf = h.detach().requires_grad_(True)
         W_leaf = W.detach().requires_grad_(True)

@@ -153,21 +153,6 @@ def exact(
     return total / n_valid, dhs, dWs
 
 
-def _liger_fused_linear_jsd() -> Callable[..., torch.Tensor]:
-    """Liger-Kernel's functional fused linear JSD, or a one-line error naming the missing package."""
-    try:
-        from liger_kernel.transformers.functional import liger_fused_linear_jsd  # noqa: PLC0415 (GPU machine)
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] != "liger_kernel":  # a missing dependency of an installed Liger
-            raise
-        raise ModuleNotFoundError(
-            f"library() needs liger-kernel {LIGER_VERSION} (pip install liger-kernel=={LIGER_VERSION}; "
-            "scripts/fetch_device_wheels.sh carries its wheel to the GPU machine)",
-            name=exc.name,
-        ) from exc
-    return liger_fused_linear_jsd
-
-
 def library(
     hs: torch.Tensor,
     Ws: torch.Tensor,
@@ -197,7 +182,11 @@ def library(
     enter as leaves that require grad (without it Liger computes no ``dWs``); the teacher's do not. ``op``
     replaces the Liger call (tests: the same contract elsewhere)."""
     _check(hs, Ws, ht, Wt, labels, beta, temperature)
-    fused = _liger_fused_linear_jsd() if op is None else op
+    fused = op
+    if fused is None:  # liger-kernel: on the GPU machine (a wheel carried there); its absence is the note
+        from liger_kernel.transformers.functional import liger_fused_linear_jsd  # noqa: PLC0415
+
+        fused = liger_fused_linear_jsd
     with torch.enable_grad():
         hs_leaf = hs.detach().requires_grad_(True)
         Ws_leaf = Ws.detach().requires_grad_(True)

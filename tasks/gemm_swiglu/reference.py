@@ -41,22 +41,6 @@ def reference(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return F.silu(gate) * up
 
 
-def _liger_fused_gate_up_silu_mul() -> Callable[..., torch.Tensor]:
-    """Liger-Kernel's SwiGLU over a fused gate/up tensor (``apply(y, in_place)``), or a one-line error naming
-    the missing package."""
-    try:
-        from liger_kernel.ops import LigerFusedGateUpSiLUMulFunction  # noqa: PLC0415 (GPU machine)
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] != "liger_kernel":  # a missing dependency of an installed Liger
-            raise
-        raise ModuleNotFoundError(
-            f"library() needs liger-kernel {LIGER_VERSION} (pip install liger-kernel=={LIGER_VERSION}; "
-            "scripts/fetch_device_wheels.sh carries its wheel to the GPU machine)",
-            name=exc.name,
-        ) from exc
-    return LigerFusedGateUpSiLUMulFunction.apply
-
-
 def library(x: torch.Tensor, w: torch.Tensor, op: Callable[..., torch.Tensor] | None = None) -> torch.Tensor:
     """The library calls a practitioner has instead (task.toml ``[library]``): the GEMM in cuBLAS
     (``F.linear``, as the reference), then Liger-Kernel's SwiGLU for a fused gate/up tensor,
@@ -71,7 +55,11 @@ def library(x: torch.Tensor, w: torch.Tensor, op: Callable[..., torch.Tensor] | 
     ``liger_swiglu(a, b)`` (its functional API, ``LigerSiLUMulFunction``) would first copy the two strided
     halves to contiguous tensors. ``op`` replaces the Liger call (tests: the same contract elsewhere)."""
     _check(x, w)
-    fused = _liger_fused_gate_up_silu_mul() if op is None else op
+    fused = op
+    if fused is None:  # liger-kernel: on the GPU machine (a wheel carried there); its absence is the note
+        from liger_kernel.ops import LigerFusedGateUpSiLUMulFunction  # noqa: PLC0415
+
+        fused = LigerFusedGateUpSiLUMulFunction.apply
     return fused(F.linear(x, w), False)
 
 
