@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from textual._styles_cache import StylesCache
 from textual.pilot import Pilot
 
 from workbench import paths
@@ -29,6 +30,21 @@ def copy_tasks(dest: Path) -> tuple[Path, Path]:
         for kind in ("tasks", "guidance"):
             shutil.copytree(paths.REPO_ROOT / kind / task_id, dest / kind / task_id, ignore=shutil.ignore_patterns("__pycache__"))
     return dest / "tasks", dest / "guidance"
+
+
+def forget_drawn_styles() -> None:
+    """Let go of the widgets' style caches that Textual 8.2 keeps after their app is gone: its
+    `StylesCache.get_inner_outer` is an `lru_cache` on a method, which holds up to 1,024 of them, each with its
+    rendered lines (Textualize/textual#6665): some 20,000 objects a test, which every full collection of the
+    later tests in the process walked again (0.3-0.4 s each, a quarter of the TUI tests' CPU)."""
+    StylesCache.get_inner_outer.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def drawn_styles_forgotten() -> Iterator[None]:
+    """Each test's widgets go when it ends (`forget_drawn_styles`)."""
+    yield
+    forget_drawn_styles()
 
 
 @pytest.fixture

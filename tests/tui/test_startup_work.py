@@ -17,8 +17,10 @@ from textual.worker import WorkerFailed
 
 from workbench.session.layout import SessionRef
 from workbench.session.store import SessionView
+from workbench.tui import collector, run_app
+from workbench.tui.app import WorkbenchApp
 from workbench.tui.collector import IDLE_S, MAX_DEFER_S, NEVER, FullCollections
-from workbench.tui.context import EXAMPLES_DIR
+from workbench.tui.context import EXAMPLES_DIR, WorkbenchContext
 from workbench.tui.screens.session_view import SessionViewScreen
 from workbench.tui.transcript import event_line
 from workbench.tui.widgets.event_log import EventLog
@@ -111,3 +113,22 @@ async def test_the_app_defers_full_collections_while_it_runs(make_app) -> None: 
         await settle(pilot)
         assert gc.get_threshold()[2] == NEVER
     assert gc.get_threshold() == before
+
+
+def test_building_the_app_leaves_the_frozen_heap_alone(context: WorkbenchContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Freezing the start-up heap is the entry point's (`run_app`): an app built in a process that froze its own
+    (a test run's) does not ask how much is frozen, which walks every frozen object (30 ms a test here)."""
+
+    def walked() -> int:
+        raise AssertionError("the frozen heap was walked")
+
+    monkeypatch.setattr(gc, "get_freeze_count", walked)
+    WorkbenchApp(context)
+
+
+def test_run_app_freezes_the_heap_once_the_app_is_built(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(collector, "freeze_startup_heap", lambda: calls.append("freeze"))
+    monkeypatch.setattr(WorkbenchApp, "run", lambda self: calls.append("run"))
+    run_app(sessions_dir=tmp_path / "sessions")
+    assert calls == ["freeze", "run"]

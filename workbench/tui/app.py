@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from workbench.errors import WorkbenchError
-from workbench.tui.collector import CHECK_S, FullCollections, freeze_startup_heap
+from workbench.tui.collector import CHECK_S, FullCollections
 from workbench.tui.context import WorkbenchContext
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.tasks import TasksScreen
@@ -94,7 +94,6 @@ class WorkbenchApp(App[None]):
         self.context = context
         self.notices: list[str] = []  # every error notice shown, newest last (tests and the help screen read it)
         self.full_collections = FullCollections()  # run when the user is idle, never in a keystroke's work
-        freeze_startup_heap()
 
     def on_mount(self) -> None:
         self.full_collections.start()

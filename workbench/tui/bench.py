@@ -37,6 +37,7 @@ from workbench.session.testing import (
     write_events,
 )
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.collector import freeze_startup_heap
 from workbench.tui.context import WorkbenchContext
 from workbench.tui.screens.session_view import SessionViewScreen
 
@@ -137,6 +138,7 @@ import sys, time
 t0 = float(sys.argv[1])
 import workbench.cli  # what the console script imports before the app
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.collector import freeze_startup_heap
 from workbench.tui.context import WorkbenchContext
 from workbench.tui.widgets.footer import WorkbenchFooter
 
@@ -157,7 +159,9 @@ class Timed(WorkbenchApp):
         print(f"{self.frame or self.painted} {self.painted} {time.time() - t0}", flush=True)
         self.exit()
 
-Timed(WorkbenchContext.from_roots(sessions_dir=sys.argv[2])).run(headless=True, size=(120, 40))
+app = Timed(WorkbenchContext.from_roots(sessions_dir=sys.argv[2]))
+freeze_startup_heap()  # as run_app does
+app.run(headless=True, size=(120, 40))
 """
 
 
@@ -212,6 +216,7 @@ class FrameTimedApp(WorkbenchApp):
 
 async def _session_figures(root: Path, ref: SessionRef, result: TuiBench, opens: int, moves: int) -> None:
     app = FrameTimedApp(WorkbenchContext.from_roots(sessions_dir=root, examples_dir=None))
+    freeze_startup_heap()  # as run_app does
     async with app.run_test(size=(120, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

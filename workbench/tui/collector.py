@@ -24,7 +24,9 @@ NEVER = 1 << 30  # a threshold no count of young collections reaches
 
 def freeze_startup_heap() -> None:
     """Move what the process has allocated so far (the imports: some 70,000 objects that live as long as it
-    does) out of the garbage collector's reach, once per process (the first app built freezes). Otherwise
+    does) out of the garbage collector's reach, once per process: the entry point calls it once the app is built
+    (`run_app`, and the benchmark as it starts the app); a process whose heap is frozen already is left as it is
+    (a test run's: asking costs a walk of every frozen object, so the app itself never asks). Otherwise
     every full collection walks them all again: the start triggers one, opening a 2,000-event session one or
     two (measured: 150-380 ms of CPU per open on a 2-core machine, 45-135 ms with the freeze)."""
     if gc.get_freeze_count() == 0:
