@@ -62,7 +62,9 @@ def exact(h: torch.Tensor, W: torch.Tensor, targets: torch.Tensor) -> tuple[torc
     """Float64 oracle: the same loss and gradients with float64 logits, softmax and products (outputs float64).
 
     Rows are processed in chunks of at most ``EXACT_CHUNK_ELEMENTS`` logits; the loss is summed over the
-    chunks and ``dW`` accumulated, both in float64, and everything is divided by the count of kept tokens.
+    chunks and ``dW`` accumulated in place, both in float64, and everything is divided by the count of kept
+    tokens. Its device memory: float64 copies of ``h`` and ``W``, ``dh`` and ``dW``, and one chunk of logits
+    (about 22 GB at qwen_bt4096_d8192, where a [V, D] float64 product per chunk had added 10 GB more).
     """
     _check(h, W, targets)
     BT, D = h.shape
@@ -82,11 +84,11 @@ def exact(h: torch.Tensor, W: torch.Tensor, targets: torch.Tensor) -> tuple[torc
         kept = keep[r0:r1]
         safe_t = torch.where(kept, t, torch.zeros_like(t)).unsqueeze(1)
         loss += torch.where(kept, lse - z.gather(1, safe_t).squeeze(1), torch.zeros_like(lse)).sum()
-        g = torch.exp(z - lse.unsqueeze(1))
+        g = z.sub_(lse.unsqueeze(1)).exp_()  # in place: one [rows, V] float64 buffer per chunk
         g.scatter_add_(1, safe_t, -kept.double().unsqueeze(1))
         g.mul_((kept.double() / n).unsqueeze(1))
-        dh[r0:r1] = g @ Wd
-        dW += g.mT @ hd[r0:r1]
+        torch.mm(g, Wd, out=dh[r0:r1])
+        dW.addmm_(g.mT, hd[r0:r1])  # accumulated in place: no [V, D] float64 product per chunk
     return loss / n, dh, dW
 
 

@@ -126,6 +126,9 @@ class WorkloadChecker:
         self.drawn = set(self.sampling.outputs) if self.sampling else set()
         self.pool = DrawPool(secret, workload.name, ", ".join(sorted(self.drawn)))
         self.last_draws: torch.Tensor | None = None  # the intervals of the last checked call's draws
+        # whether the oracle runs while the solution's call does: always on the CPU; on a GPU decided by the
+        # workload's first checked call, which runs alone (`call_expecting`)
+        self.overlap: bool | None = None if device.type == "cuda" else True
 
     @contextlib.contextmanager
     def spent(self, activity: str) -> Iterator[None]:
@@ -410,11 +413,46 @@ class WorkloadChecker:
         fetched. `inputs` are this process's values of `trial` (scaled by `scale` where one is given).
         Returns the call's fetched outputs and state inputs (checked)."""
         self.deliver(slot, trial, inputs, refill=refill, scale=scale)
-        expected: list[Expected] = []
-        self.call(slot, profile=profile, keep=keep, meanwhile=lambda: expected.append(self.expected(inputs)))
+        expected = self.call_expecting(slot, inputs, profile=profile, keep=keep)
         outputs, after = self.fetch()
-        self.verify(trial, inputs, outputs, after, expected[0] if expected else None)
+        self.verify(trial, inputs, outputs, after, expected)
         return outputs, after
+
+    def call_expecting(self, slot: int, inputs: dict[str, Any], *, profile: bool = False, keep: bool = False) -> Expected:
+        """Call on `slot` and compute the oracle (and reference) on `inputs`: while the call runs where both fit on the
+        device together (`overlap`), else after it. On a GPU the workload's first checked call runs alone and
+        measures what the oracle needs (`_expected_alone`): a large reference (materialised [tokens, vocabulary]
+        logits) beside the solution's own peak ran the device out of memory (issue 55)."""
+        if self.overlap:
+            expected: list[Expected] = []
+
+            def meanwhile() -> None:
+                try:
+                    expected.append(self.expected(inputs))
+                except CheckerOutOfMemory:  # the two did not fit after all: again once the call is done
+                    self.overlap = False
+                    torch.cuda.empty_cache()
+
+            self.call(slot, profile=profile, keep=keep, meanwhile=meanwhile)
+            if expected:
+                return expected[0]
+        else:
+            self.call(slot, profile=profile, keep=keep)
+        return self._expected_alone(inputs)
+
+    def _expected_alone(self, inputs: dict[str, Any]) -> Expected:
+        """The oracle with the solution's process idle. The first time on a GPU it also decides `overlap`: the
+        oracle's added peak must fit in OVERLAP_SHARE of the device memory free after the call (the solution's
+        process keeps its peak's blocks cached, so what is free then is what the oracle may use during a call)."""
+        if self.device.type != "cuda" or self.overlap is not None:
+            return self.expected(inputs)
+        torch.cuda.empty_cache()
+        free = torch.cuda.mem_get_info(self.device)[0]
+        base = torch.cuda.memory_allocated(self.device)
+        expected = self.expected(inputs)
+        need = torch.cuda.max_memory_allocated(self.device) - base
+        self.overlap = need <= OVERLAP_SHARE * free
+        return expected
 
     def check_repeat(self, trial: int, first: tuple[list[torch.Tensor], dict[str, torch.Tensor]]) -> None:
         """Determinism (task.toml `checks.deterministic`): call again on `trial`'s inputs, made afresh from its
@@ -482,10 +520,9 @@ class WorkloadChecker:
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator_for(self.secret, self.workload.name, "seed", trial)))
         reseeded = {**inputs, self.sampling.seed: seed}
         self.send(0, reseeded)
-        expected: list[Expected] = []
-        self.call(0, meanwhile=lambda: expected.append(self.expected(reseeded)))
+        expected = self.call_expecting(0, reseeded)
         outputs, after = self.fetch()
-        self.verify(trial, reseeded, outputs, after, expected[0] if expected else None, partner=first)
+        self.verify(trial, reseeded, outputs, after, expected, partner=first)
 
     def draw_enough(self, first_trial: int, smoke: bool, progress: Callable[[str], None]) -> None:
         """Pairs of calls (fresh inputs, then the same with another seed) until the pool holds the draws the
@@ -525,8 +562,10 @@ class WorkloadChecker:
             return Expected([], {}, None)
         needs_reference = any(rule.reference_error_factor is not None for rule in [tol, *tol.outputs.values()])
         with torch.no_grad(), self.spent("oracle"):
-            oracle, oracle_state = self._oracle_outputs(inputs, tol.oracle)
+            # the reference first: its peak (say, materialised logits) then has beside it only its inputs, not the
+            # oracle's float64 outputs, and the oracle runs with the reference's outputs (the task's dtypes) kept
             reference = self._oracle_outputs(inputs, "reference")[0] if needs_reference else None
+            oracle, oracle_state = self._oracle_outputs(inputs, tol.oracle)
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)  # the oracle's time, not the comparison's
         return Expected(oracle, oracle_state, reference)
@@ -677,6 +716,7 @@ class WorkloadChecker:
                 raise TrialFailure("policy_violation", detail, [Violation(rule="contract", detail=detail)])
 
 
+OVERLAP_SHARE = 0.8  # of the device memory free after a call, what the oracle may need to run during the next ones
 MAX_DRAW_PAIRS = 200  # pairs of calls a workload may take to pool a task's min_draws
 
 
