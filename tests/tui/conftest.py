@@ -8,6 +8,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import textual.app
+import textual.pilot
+from textual.css.stylesheet import Stylesheet
 from textual.pilot import Pilot
 
 from workbench import paths
@@ -15,6 +18,9 @@ from workbench.session.store import SessionStore, SessionView
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.context import WorkbenchContext
 from workbench.tui.widgets.footer import WorkbenchFooter
+
+from .helpers_css import ParsedRules, shared_parse_rules
+from .helpers_wait import quiet_wait_for_idle
 
 EXAMPLE_ID = "20261130-053407-muon_orthogonalize-eab7"
 EXAMPLE = paths.REPO_ROOT / "sessions" / "examples" / EXAMPLE_ID
@@ -50,6 +56,32 @@ def drawn_styles_forgotten() -> Iterator[None]:
     """Each test's widgets go when it ends (`forget_drawn_styles`)."""
     yield
     forget_drawn_styles()
+
+
+@pytest.fixture(autouse=True)
+def pilot_waits_only_while_work_is_due(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Pilot's keys and pauses wait for the app to be idle by looking at what is due, not by watching 20 ms
+    windows pass (`helpers_wait`): the same end state, some 60 ms a key sooner."""
+    try:  # a private module: a Textual that moved it keeps its own waits
+        from textual._context import active_app
+    except ImportError:
+        return
+    for module in (textual.pilot, textual.app):  # where Textual's Pilot and App wait (left alone if moved)
+        textuals = getattr(module, "wait_for_idle", None)
+        if callable(textuals):
+            monkeypatch.setattr(module, "wait_for_idle", quiet_wait_for_idle(textuals, active_app))
+
+
+@pytest.fixture(scope="session")
+def parsed_css() -> ParsedRules:
+    """The Textual CSS parsed so far in this test process (`helpers_css`)."""
+    return {}
+
+
+@pytest.fixture(autouse=True)
+def css_parsed_once(monkeypatch: pytest.MonkeyPatch, parsed_css: ParsedRules) -> None:
+    """Each app's stylesheets reuse the rule sets parsed for the earlier tests' apps (`helpers_css`)."""
+    monkeypatch.setattr(Stylesheet, "_parse_rules", shared_parse_rules(Stylesheet._parse_rules, parsed_css))
 
 
 @pytest.fixture
