@@ -195,6 +195,7 @@ def test_every_imported_reference_runs_on_its_smoke_workloads(kernelbench: Impor
             _check_task_runs(task)
 
 
+@pytest.mark.slow  # a whole CPU evaluation (sandbox, solution process): 4-8 s
 def test_the_catalogue_shows_imported_tasks(tmp_path: Path) -> None:
     into = tmp_path / "kb"
     done = CliRunner().invoke(

@@ -85,12 +85,14 @@ def test_a_workload_needing_more_than_the_device_has_is_skipped_and_nothing_star
     assert [r.name for r in judged] == [BIG]  # announced as judged, as an evaluated workload is
 
 
+@pytest.mark.slow  # a whole CPU evaluation (sandbox, solution process): 4-8 s
 def test_enough_memory_evaluates_the_workload_normally(tasks_root: Path) -> None:
     report = evaluate(_task(tasks_root), NAIVE, "cpu", [BIG], device_memory_bytes=8 * GIB)
     assert report.status == "passed", report.message
     assert [(w.name, w.status) for w in report.workloads] == [(BIG, "passed")] and report.workloads[0].trials > 0
 
 
+@pytest.mark.slow  # a whole CPU evaluation (sandbox, solution process): 4-8 s
 def test_one_skipped_and_one_passed_workload_is_a_passed_report(tasks_root: Path) -> None:
     report = evaluate(_task(tasks_root), NAIVE, "cpu", [BIG, SMALL], device_memory_bytes=1 * GIB)
     assert report.status == "passed", report.message
