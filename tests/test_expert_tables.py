@@ -110,10 +110,17 @@ def test_each_run_of_a_task_is_a_row_of_its_evaluation_time_oldest_first(tmp_pat
     """The before and after of a harness change, one above the other: wall time, phases, peaks, speedups."""
     repo = _repo(tmp_path)
     _run(repo, "h100", "2026-12-07", latency_ms=0.2, phases={"first_call": 2.0, "correctness": 1.5, "reference_timing": 4.0})
-    _run(repo, "h100", "2026-12-08", latency_ms=0.1, phases={"first_call": 2.0, "correctness": 1.5, "reference_timing": 1.0})
+    _run(
+        repo,
+        "h100",
+        "2026-12-08",
+        latency_ms=0.1,
+        phases={"first_call": 2.0, "correctness": 1.5, "reference_timing": 1.0, "library_timing": 2.5},
+    )
     assert runner.invoke(app, ["bench", "tables", "--write", "--repo", str(repo)]).exit_code == 0
     evaluation = (repo / "docs" / "performance.md").read_text().split(begin_marker("evaluation"))[1]
-    before = "| rmsnorm_bwd | 2026-12-07 | 9.4 | 1.0 | 2.0 | 1.5 | 0.0 | 4.0 | 0.0 | 0.9 | 2.0 | 0.5 | 10.00x | - |"
-    after = "|  | 2026-12-08 | 9.4 | 1.0 | 2.0 | 1.5 | 0.0 | 1.0 | 0.0 | 3.9 | 2.0 | 0.5 | 20.00x | - |"
+    assert "| reference timing | library timing | re-check |" in evaluation
+    before = "| rmsnorm_bwd | 2026-12-07 | 9.4 | 1.0 | 2.0 | 1.5 | 0.0 | 4.0 | 0.0 | 0.0 | 0.9 | 2.0 | 0.5 | 10.00x | - |"
+    after = "|  | 2026-12-08 | 9.4 | 1.0 | 2.0 | 1.5 | 0.0 | 1.0 | 2.5 | 0.0 | 1.4 | 2.0 | 0.5 | 20.00x | - |"
     assert before in evaluation and after in evaluation
     assert evaluation.index(before) < evaluation.index(after)

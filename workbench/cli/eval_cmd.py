@@ -103,6 +103,7 @@ PHASE_LABELS = {
     "correctness": "correctness",
     "timing": "timing",
     "reference_timing": "reference timing",
+    "library_timing": "library timing",
     "recheck": "re-check",
     "other": "other",
 }

@@ -138,6 +138,7 @@ PHASE_COLUMNS = (
     ("correctness", "correctness"),
     ("timing", "timing"),
     ("reference_timing", "reference timing"),
+    ("library_timing", "library timing"),
     ("recheck", "re-check"),
 )
 

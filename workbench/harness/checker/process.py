@@ -557,6 +557,7 @@ def time_reference(
         except Exception as exc:
             raise task_code_failed("timing the task's reference", exc) from exc
         result.reference_alone = idle
+    with phase(result, "library_timing"):  # apart: a library's first calls may autotune (tens of seconds, once a machine)
         time_library(task, result, reference_module, reference_args, device, method, plan)
 
 
@@ -583,6 +584,7 @@ def time_library(
         if not callable(function):
             raise AttributeError(f"reference.py has no function {spec.function!r}")
         if spec.same_result:
+            progress(f"{name}: the library baseline's first call, checked against the reference")
             disagreement = library_disagreement(
                 _result_of(function, task, args[0]), _result_of(reference_module.reference, task, args[0])
             )

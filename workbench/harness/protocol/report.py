@@ -66,7 +66,7 @@ class TimingStats(BaseModel):
 # Where an evaluation's time goes, in the order the phases run. "start" is report-level (the checker's
 # set-up, the solution process's start and its import of solution.py); the others are per workload; the
 # rest of duration_s ("other") is mostly the checker's interpreter starting and importing torch.
-PHASES: tuple[str, ...] = ("start", "first_call", "correctness", "timing", "reference_timing", "recheck")
+PHASES: tuple[str, ...] = ("start", "first_call", "correctness", "timing", "reference_timing", "library_timing", "recheck")
 # What the phases' time was spent on, per workload: making inputs, the checker's oracle (and reference)
 # on them, comparing, sending inputs to the solution process, its calls as the checker waited on them
 # (less the oracle, which the checker computes while a checked call runs) and fetching the outputs back.
