@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
 REPO = Path(__file__).resolve().parent.parent
 SHELL_SCRIPTS = sorted(p.name for p in (REPO / "scripts").glob("*.sh"))
@@ -46,3 +47,20 @@ def test_the_cheats_runner_answers_help_and_refuses_an_unknown_task_before_any_e
     assert main(["muon_orthogonalize", "no_such_task"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and err.startswith("error:") and "no_such_task" in err
+
+
+def test_the_muon_oracle_measurement_answers_help_and_refuses_bad_input_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    main = runpy.run_path(str(REPO / "scripts" / "muon_oracle_precision.py"))["main"]
+    with pytest.raises(SystemExit) as helped:
+        main(["--help"])
+    assert helped.value.code == 0 and capsys.readouterr().out.startswith("usage: ")
+    with pytest.raises(SystemExit) as refused:
+        main(["--seeds", "0"])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "--seeds must be at least 1" in err
+    if not torch.cuda.is_available():  # without a GPU: one line, exit 2, nothing measured
+        assert main([]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "needs a CUDA GPU" in err

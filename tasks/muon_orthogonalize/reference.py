@@ -8,6 +8,8 @@ with ``A = X X^T``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 COEFFS: tuple[tuple[float, float, float], ...] = (
@@ -96,6 +98,58 @@ def exact_tf32x3(G: torch.Tensor, steps: int) -> torch.Tensor:
             X = a * X + _product3(_split_tf32(B), x)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = before
+    return X.contiguous()
+
+
+F16_TOP: float = 2.0**14
+"""Each matrix is scaled by a power of two that brings its largest element into [F16_TOP, 2 F16_TOP): float16
+holds it (to 65504) and the low parts of elements down to 2^-17 of it stay normal numbers."""
+
+
+def _split_f16(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Float32 matrices ``x [..., r, c]`` as float16 ``high + low`` of ``x * scale``, per matrix a power of two
+    (exact): ``high`` keeps 11 significant bits, ``low`` the next 11, as TF32's two parts do. Returns
+    ``(high, low, scale)``."""
+    top = x.abs().amax(dim=(-2, -1), keepdim=True).clamp_min(torch.finfo(torch.float32).tiny)
+    scale = torch.exp2(math.log2(F16_TOP) - torch.floor(torch.log2(top)))
+    scaled = x * scale
+    high = scaled.to(torch.float16)
+    return high, (scaled - high.float()).to(torch.float16), scale
+
+
+def _mm_f32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Float16 ``a @ b`` (batched) with float32 results: the GPU's tensor cores accumulate in float32 (cuBLAS with
+    a float32 output); on the CPU the same products in float32 (a float16 value is exact in float32)."""
+    if a.is_cuda:
+        return torch.bmm(a, b, out_dtype=torch.float32)
+    return torch.bmm(a.float(), b.float())
+
+
+def _product_f16x3(
+    a: tuple[torch.Tensor, torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+) -> torch.Tensor:
+    """``a @ b`` from float16 parts (``_split_f16``): three products (low x low dropped), float32, unscaled."""
+    product = _mm_f32(a[0], b[0]) + (_mm_f32(a[0], b[1]) + _mm_f32(a[1], b[0]))
+    return product / (a[2] * b[2])
+
+
+def _transposed(parts: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return parts[0].mT, parts[1].mT, parts[2]
+
+
+def exact_f16x3(G: torch.Tensor, steps: int) -> torch.Tensor:
+    """Float64 normalisation, then the five steps in float32 with every product as three float16 tensor-core
+    products of scaled high and low parts (22 significant bits, as ``exact_tf32x3``), at twice TF32's rate on
+    a Hopper GPU. Its distance from float64 at the registered shapes is measured by
+    ``scripts/muon_oracle_precision.py`` (docs/tolerance-muon.md)."""
+    _check(G, steps)
+    X = _normalise(G, torch.float64).to(torch.float32)
+    for a, b, c in COEFFS:
+        x = _split_f16(X)
+        A = _product_f16x3(x, _transposed(x))
+        a_parts = _split_f16(A)
+        B = b * A + c * _product_f16x3(a_parts, a_parts)
+        X = a * X + _product_f16x3(_split_f16(B), x)
     return X.contiguous()
 
 
