@@ -19,6 +19,7 @@ from workbench.harness.solution.timing import (
     BASELINE_LEAST_REPS,
     BASELINE_TIME_S,
     GRAPH_THRESHOLD_MS,
+    MEDIAN_RULE_MIN_REPS,
     CallTime,
     Clocks,
     CoverPlan,
@@ -29,6 +30,7 @@ from workbench.harness.solution.timing import (
     cover_ms,
     graph_fallback,
     measure,
+    median_sem,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -335,3 +337,47 @@ def test_a_baseline_slower_than_its_budget_still_takes_its_least_calls() -> None
     clocks = Clocks(perf_counter=slow.clock, event=object, synchronize=lambda: None)
     stats = measure(slow.call, 3, clocks, baseline_plan(20.0), "events")
     assert stats.reps == BASELINE_LEAST_REPS
+
+
+class SequenceCalls:
+    """Calls whose device times follow `pattern` over and over, on a clock the calls move."""
+
+    def __init__(self, pattern: list[float]) -> None:
+        self.pattern, self.now, self.calls = pattern, 0.0, 0
+
+    def clock(self) -> float:
+        return self.now
+
+    def call(self, index: int, cover: float) -> CallTime:
+        ms = self.pattern[self.calls % len(self.pattern)]
+        self.calls += 1
+        self.now += ms / 1e3
+        return CallTime(ms, 0.01)
+
+
+def _measured(pattern: list[float]) -> TimingStats:
+    calls = SequenceCalls(pattern)
+    return measure(
+        calls.call, 3, Clocks(perf_counter=calls.clock, event=object, synchronize=lambda: None), TimingPlan(), "events"
+    )
+
+
+def test_a_minority_of_slow_calls_stops_timing_once_the_median_is_known() -> None:
+    """Four calls in five at 4.375 ms (+-0.1%), one at 7.8 ms: the mean's error stays near 0.7% (the rule ran to
+    1,000 calls), the median's falls under 0.3% within a few dozen calls and is what is reported."""
+    pattern = [4.371, 4.375, 7.8, 4.379, 4.373, 4.377, 4.374, 7.81, 4.376, 4.372]
+    stats = _measured(pattern)
+    assert MEDIAN_RULE_MIN_REPS <= stats.reps < 100 and stats.median_ms == pytest.approx(4.375, rel=1e-3)
+    assert stats.rel_sem > TimingPlan().target_rel_sem  # the mean alone would have gone on
+
+
+def test_two_even_modes_are_timed_to_the_limit_as_before() -> None:
+    """Half the calls at 4 ms, half at 8: the median's interval spans both modes, so neither rule stops early."""
+    stats = _measured([4.0, 8.0, 8.0, 4.0])
+    assert stats.reps == TimingPlan().max_reps
+
+
+def test_the_medians_error_is_half_its_order_statistics_interval() -> None:
+    values = [float(v) for v in range(1, 101)]  # ranks 40 and 61 (1-based) bound the 95% interval at n = 100
+    assert median_sem(values) == pytest.approx((61 - 40) / 2 / 1.96)
+    assert median_sem([5.0] * 10) == 0.0
