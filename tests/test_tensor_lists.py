@@ -225,6 +225,44 @@ def test_a_refill_copies_even_where_the_solution_replaced_torchs_foreach_copy(mo
     assert torch.equal(buffers[0], torch.ones(3)) and torch.equal(buffers[1], torch.full((5,), 2.0))
 
 
+def test_a_packed_list_is_a_new_copy_of_its_elements_values_in_order() -> None:
+    """pack: the elements' values in order, in memory of its own (a lone element too: the solution process's
+    copy of a one-element list must not be that element), whatever the elements' layout; never part of a graph."""
+    lone = torch.randn(4)
+    packed = pack([lone])
+    lone[0] = 7.0
+    assert packed[0] != 7.0 and packed.data_ptr() != lone.data_ptr()
+    weight = torch.randn(3, requires_grad=True)
+    parts = [torch.randn(4, 3).t(), torch.tensor(2.0), torch.empty(0, 5), weight, torch.randn(2, 2)[:, 1]]
+    packed = pack(parts)
+    assert torch.equal(packed, torch.cat([t.detach().reshape(-1) for t in parts]))
+    assert not packed.requires_grad
+    with pytest.raises(ValueError, match="empty list"):
+        pack([])
+
+
+def test_packing_ignores_a_flatten_the_solution_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pack's flatten was taken when the module was imported, before any solution code ran: a private torch
+    function replaced later (the guard's snapshot covers public names) cannot choose what a packed list holds."""
+    monkeypatch.setattr(torch._C._nn, "flatten_dense_tensors", lambda tensors: torch.zeros(5))
+    assert torch.equal(pack([torch.ones(2), torch.full((3,), 2.0)]), torch.tensor([1.0, 1.0, 2.0, 2.0, 2.0]))
+
+
+def test_the_oracles_copies_of_a_list_are_new_allocations_with_the_same_bits_and_layout() -> None:
+    """The checker hands the task's oracle copies of a list input (the oracle updates state in place): each
+    element a new allocation with the element's strides and bits (NaN payloads and -0 kept)."""
+    from workbench.harness.checker.correctness import clone_each
+
+    special = torch.tensor([0x7FC00001, -(2**31), 1], dtype=torch.int32).view(torch.float32)  # a NaN payload, -0.0
+    parts = [special, torch.randn(4, 3).t(), torch.empty(0), torch.randn(5).to(torch.bfloat16), torch.tensor(3)]
+    copies = clone_each(parts)
+    for part, copy in zip(parts, copies, strict=True):
+        assert copy.dtype == part.dtype and copy.shape == part.shape and copy.stride() == part.clone().stride()
+        assert part.numel() == 0 or copy.data_ptr() != part.data_ptr()
+        assert torch.equal(copy.reshape(-1).view(torch.uint8), part.reshape(-1).view(torch.uint8))  # bits, not values
+    assert clone_each([]) == []
+
+
 def test_a_view_at_an_odd_offset_has_the_digest_of_its_own_bytes() -> None:
     """A list element a task hands over as a view into a larger buffer (a bfloat16 element at an odd offset)
     is digested, alone or in a run, as its own copy is, not refused by the harness."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from workbench.catalog.task import CompareRule
+from workbench.harness.solution.transport import pack
 
 CHUNK_ELEMENTS = 1 << 24  # elements compared at once: about 128 MiB per float64 temporary
 
@@ -226,8 +227,8 @@ def _compare_batch(outs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
     device = oracles[0].device
     numels = [e.numel() for e in oracles]
     widths = [e.shape[-2] * e.shape[-1] if e.ndim >= 2 else e.numel() for e in oracles]  # _per_matrix's
-    o = torch.cat([t.detach().reshape(-1) for t in outs]).double()
-    e = torch.cat([t.detach().reshape(-1) for t in oracles]).double()
+    o = pack(outs).double()  # each side's values in one concatenation (not two tensor methods per pair)
+    e = pack(oracles).double()
     count = len(numels)
     lengths = torch.tensor(numels, device=device)
     pair = torch.repeat_interleave(torch.arange(count, device=device), lengths)  # the pair of each value

@@ -576,7 +576,7 @@ class WorkloadChecker:
         for arg in self.spec.signature.inputs:
             value = inputs[arg.name]
             if isinstance(arg, TensorListArg):
-                value = [t.clone() for t in value]
+                value = clone_each(value)
             args[arg.name] = value.clone() if isinstance(arg, TensorArg) else value
         prealloc = {}
         for spec in self.spec.signature.outputs:
@@ -769,6 +769,15 @@ def differing_bits(got: torch.Tensor, want: torch.Tensor) -> int:
         bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
         a, b = a.view(bits), b.view(bits)
     return int((a != b).sum())
+
+
+def clone_each(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    """`[t.clone() for t in tensors]` (each a new allocation of its layout, the same bits), the values copied in one
+    multi-tensor copy: on a GPU one launch for a list's 10,000 small elements instead of one each."""
+    copies = [torch.empty_like(t) for t in tensors]
+    if copies:
+        torch._foreach_copy_(copies, tensors)
+    return copies
 
 
 def _input_digest(value: Any) -> object:

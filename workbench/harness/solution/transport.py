@@ -246,12 +246,22 @@ def digest(t: torch.Tensor) -> int:
     return int(total.item())
 
 
+# Taken when the solution process imports this module, before any solution code runs (as host.FOREACH_COPY):
+# the guard's snapshot covers torch's public names only, and a private function replaced by a solution could
+# hand back values of its choosing wherever the process packs a list (its state after a call, say).
+FLATTEN = torch._C._nn.flatten_dense_tensors
+
+
 def pack(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
-    """A list input's elements as one 1-D tensor (their values in order, one copy): how a list crosses the
-    channel, with the element shapes in the message (`unpack` on the other side)."""
+    """A list input's elements as one 1-D tensor (their values in order, always a new copy): how a list crosses
+    the channel, with the element shapes in the message (`split` on the other side). One call for the whole
+    list (torch's flatten_dense_tensors, a concatenation of the elements' flat views made in C++), not two
+    tensor methods per element."""
     if not tensors:
         raise ValueError("an empty list cannot be packed")
-    return torch.cat([t.detach().reshape(-1) for t in tensors])
+    if len(tensors) == 1:  # flatten_dense_tensors returns a lone contiguous tensor's own storage, not a copy
+        return torch.cat([tensors[0].detach().reshape(-1)])
+    return FLATTEN(list(tensors)).detach()
 
 
 def split(packed: torch.Tensor, shapes: Sequence[Sequence[int]]) -> list[torch.Tensor]:
