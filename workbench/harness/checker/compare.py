@@ -230,25 +230,22 @@ def _compare_batch(outs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
     o = pack(outs).double()  # each side's values in one concatenation (not two tensor methods per pair)
     e = pack(oracles).double()
     count = len(numels)
-    lengths = torch.tensor(numels, device=device)
-    pair = torch.repeat_interleave(torch.arange(count, device=device), lengths)  # the pair of each value
-    position = torch.arange(o.numel(), device=device) - (torch.cumsum(lengths, 0) - lengths)[pair]  # within it
-    bad = torch.zeros(count, dtype=torch.int64, device=device).index_add_(
-        0, pair, (~torch.isfinite(o) & torch.isfinite(e)).long()
-    )
     diff = o - e
     gap = diff.abs()
-    nan = torch.zeros(count, dtype=torch.int64, device=device).index_add_(0, pair, gap.isnan().long())
-    largest = torch.zeros(count, dtype=torch.float64, device=device).scatter_reduce_(
-        0, pair, torch.where(gap.isnan(), 0.0, gap), "amax", include_self=False
-    )
+    checked = tol.atol is not None or tol.rtol is not None
+    over = gap > (tol.atol or 0.0) + (tol.rtol or 0.0) * e.abs() if checked else None
+    columns: list[tuple[torch.Tensor, str, float]] = [
+        ((~torch.isfinite(o) & torch.isfinite(e)).long(), "sum", 0),
+        (gap.isnan().long(), "sum", 0),
+        (torch.where(gap.isnan(), 0.0, gap), "amax", 0.0),
+    ]
+    if over is not None:
+        columns += [(over.long(), "sum", 0), (over.long(), "first", 0)]
+    reduced = _per_pair(columns, numels)
+    bad, nan, largest = reduced[0], reduced[1], reduced[2]
     max_abs = torch.where(nan > 0, torch.nan, largest)  # a NaN stays, as in `compare`
-    if tol.atol is not None or tol.rtol is not None:
-        over = gap > (tol.atol or 0.0) + (tol.rtol or 0.0) * e.abs()
-        overs = torch.zeros(count, dtype=torch.int64, device=device).index_add_(0, pair, over.long())
-        first = torch.full((count,), o.numel(), dtype=torch.int64, device=device).scatter_reduce_(
-            0, pair, torch.where(over, position, o.numel()), "amin"
-        )
+    if over is not None:
+        overs, first = reduced[3], reduced[4]
     else:
         overs = first = torch.zeros(count, dtype=torch.int64, device=device)
     # per matrix (the last two dims of a pair; a vector is one), the sums of squares
@@ -261,7 +258,7 @@ def _compare_batch(outs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
     )
     nan_rel = torch.zeros(count, dtype=torch.int64, device=device).index_add_(0, owner, rel.isnan().long())
     worst = torch.where(nan_rel > 0, torch.nan, worst)
-    del o, e, diff, gap, pair, position
+    del o, e, diff, gap, over
     figures = zip(bad.tolist(), max_abs.tolist(), worst.tolist(), overs.tolist(), first.tolist(), strict=True)
     row = 0
     for (n_bad, largest_gap, worst_rel, n_over, first_over), out, oracle, m in zip(figures, outs, oracles, matrices, strict=True):
@@ -271,6 +268,39 @@ def _compare_batch(outs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
             found = _Findings(largest_gap, worst_rel, n_over, first_over if n_over else None)
             yield _verdict(out, oracle, tol, found, rel[row : row + m], None)
         row += m
+
+
+def _per_pair(columns: Sequence[tuple[torch.Tensor, str, float]], numels: list[int]) -> list[torch.Tensor]:
+    """Each 1-D column reduced over each pair's run of values (pair i: the next numels[i] values): "sum", "amax",
+    or "first" (the position in the pair of the first value that is not zero; the pair's length where none is),
+    padding with `fill`.
+    Pairs of sizes within a factor 2 are reduced together, as the rows of one zero-padded [pairs, width] gather:
+    row reductions, no atomics (index_add_ of two million values into some eighty slots serialised on a GPU:
+    about 3.5 s a check of fused_adamw's 10,000 tensors on an H100) and the same bits on every run."""
+    device = columns[0][0].device
+    results = [torch.empty(len(numels), dtype=x.dtype, device=device) for x, _, _ in columns]
+    starts, offset = [], 0
+    for n in numels:
+        starts.append(offset)
+        offset += n
+    classes: dict[int, list[int]] = {}
+    for i, n in enumerate(numels):
+        classes.setdefault(max(n - 1, 0).bit_length(), []).append(i)
+    for members in classes.values():
+        width = max(numels[i] for i in members)
+        index = torch.tensor(members, device=device)
+        span = torch.tensor([numels[i] for i in members], device=device)
+        column = torch.arange(width, device=device)
+        inside = column < span[:, None]
+        at = torch.where(inside, torch.tensor([starts[i] for i in members], device=device)[:, None] + column, 0)
+        for (x, op, fill), out in zip(columns, results, strict=True):
+            if op == "first":
+                hit = inside & (x[at] != 0)
+                out[index] = torch.where(hit, column, width).amin(dim=1).minimum(span)
+                continue
+            rows = torch.where(inside, x[at], fill)
+            out[index] = rows.sum(dim=1) if op == "sum" else rows.amax(dim=1)
+    return results
 
 
 def _per_matrix_sums(
