@@ -15,6 +15,10 @@ from workbench.session.layout import SessionRef
 from .agent_session import agent_session
 from .conftest import EXAMPLE_ID, SIZE, settle
 
+# Whole screens rendered to SVG and compared (2-9 s each with a core busy): in the full suite, not the fast subset;
+# the Pilot tests of each screen stay there.
+pytestmark = pytest.mark.slow
+
 
 def pressing(*steps: tuple[str, ...]) -> Callable[[Any], Awaitable[None]]:
     """A run_before that waits for the app, then presses each group of keys and lets the screen settle."""
