@@ -6,6 +6,7 @@ import gc
 import os
 import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,16 @@ import pytest
 from workbench import paths
 
 REPO = paths.REPO_ROOT
+SNAPSHOT_REPORT = "d2k-workbench-snapshot-report.html"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-textual-snapshot writes its report of mismatched screens to ./snapshot_report.html by default: a new
+    child of the repository root while other workers evaluate, which changes the paths their sandboxes hide and so
+    sends their solution processes from the warm zygote to a plain start (checker/launch.py `launch_warm`). The
+    report goes to the system's temporary folder instead (the plugin prints where), unless one is named."""
+    if getattr(config.option, "snapshot_report", None) == "snapshot_report.html":
+        config.option.snapshot_report = str(Path(tempfile.gettempdir()) / SNAPSHOT_REPORT)
 
 
 @pytest.fixture
