@@ -4,13 +4,14 @@ wall-clock cross-check would charge the harness's work to the solution."""
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Any, cast
 
 import pytest
 import torch
 
-from workbench.harness.solution.host import Host
+from workbench.harness.solution.host import HeldReplies, Host
 from workbench.harness.solution.transport import Channel, ChannelClosed
 
 
@@ -66,3 +67,15 @@ def test_release_reports_the_device_memory_peak_the_checker_reads() -> None:
     for forged in ({"ok": True}, {"ok": True, "peak_bytes": -1}, {"ok": True, "peak_bytes": "1"}):
         with pytest.raises(ProtocolViolation):
             parse(ReleaseReply, forged)
+
+
+def test_a_calls_reply_says_how_long_the_process_served_it_and_no_other_reply_does() -> None:
+    """From reading the request to sending the reply, stamped as the reply leaves (frees included): the cross-check's
+    note sets it beside the checker's round trip, to tell time spent in the process from time outside it."""
+    wire = RecordingWire([])
+    held = HeldReplies(cast("Channel", wire))
+    held.received_at = time.perf_counter() - 0.002
+    held.send({"ok": True, "ms": 0.1, "host_ms": 0.5})
+    held.send({"ok": True})
+    held.release()
+    assert wire.replies[0]["served_ms"] >= 2.0 and "served_ms" not in wire.replies[1]

@@ -364,3 +364,15 @@ def test_policy_refuses_round3_static_escapes(cheat: str, tmp_path: Path) -> Non
     path = build(cheat, tmp_path, folder="round3_cheats")
     violations = policy_checker.check_source(path.read_text(), str(path))
     assert ROUND3_STATIC_ESCAPES[cheat] in {v.rule for v in violations}, violations
+
+
+def test_the_note_sets_what_the_process_says_it_served_beside_the_round_trip() -> None:
+    """Where the checker's figure counts, the note carries the process's own request-to-reply times of the timed calls
+    and of the null calls (what it says decides nothing: the verdict is the same without them)."""
+    walls = [12.0, 12.1, 11.9]
+    idle = [HostDelta(cpu_ms=0.1, load_wait_ms=0.0)] * 3
+    with_served = cross_check(1.0, walls, 3.0, idle, 2.0, served=([9.2, 9.4, 9.3], 3.1))
+    without = cross_check(1.0, walls, 3.0, idle, 2.0)
+    assert with_served.verdict == without.verdict == "unexplained"
+    assert "served a call in 9.3 ms from request to reply, a null call in 3.1 ms" in with_served.note(1.0)
+    assert "served" not in without.note(1.0)

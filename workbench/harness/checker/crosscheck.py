@@ -55,12 +55,20 @@ class NullCalibration:
     low_ms: float
     high_cover_ms: float
     high_ms: float
+    # the process's own time from reading a null call to replying, at each cover (the notes' diagnosis only)
+    low_served_ms: float = 0.0
+    high_served_ms: float = 0.0
+
+    def _share(self, cover_ms: float) -> float:
+        if self.high_cover_ms <= self.low_cover_ms:
+            return 0.0
+        return min(1.0, max(0.0, (cover_ms - self.low_cover_ms) / (self.high_cover_ms - self.low_cover_ms)))
 
     def at(self, cover_ms: float) -> float:
-        if self.high_cover_ms <= self.low_cover_ms:
-            return self.low_ms
-        share = min(1.0, max(0.0, (cover_ms - self.low_cover_ms) / (self.high_cover_ms - self.low_cover_ms)))
-        return self.low_ms + share * (self.high_ms - self.low_ms)
+        return self.low_ms + self._share(cover_ms) * (self.high_ms - self.low_ms)
+
+    def served_at(self, cover_ms: float) -> float:
+        return self.low_served_ms + self._share(cover_ms) * (self.high_served_ms - self.low_served_ms)
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,9 @@ class CrossCheck:
     per_call_ms: list[float]  # the same per call (the latency when host-bound)
     load_wait_ms: float  # median host-load wait per call that was forgiven
     host_cpu_ms: float | None  # median CPU time of the solution process per call (None: unreadable)
+    # the process's own median time from reading a timed call to replying, and a null call's (as it says: notes only)
+    served_ms: float | None = None
+    null_served_ms: float | None = None
 
     def note(self, reported_ms: float) -> str:
         """The report's note where the checker's figure is the latency."""
@@ -79,18 +90,30 @@ class CrossCheck:
             if self.verdict == "host_bound"
             else "the process waited while the clock ran (a device shared with other work, or a figure not to be trusted)"
         )
+        served = ""
+        if self.served_ms is not None and self.null_served_ms is not None:
+            served = (
+                f"; the process says it served a call in {self.served_ms:.3g} ms from request to reply, "
+                f"a null call in {self.null_served_ms:.3g} ms"
+            )
         return (
             f"{why}; the device time was {reported_ms:.4g} ms per call, the checker's clock saw {self.outside_ms:.4g} ms "
-            f"(host load {self.load_wait_ms:.3g} ms taken off; the process's CPU time {cpu} per call): "
+            f"(host load {self.load_wait_ms:.3g} ms taken off; the process's CPU time {cpu} per call{served}): "
             "the latency is the checker's figure"
         )
 
 
 def cross_check(
-    reported_ms: float, walls_ms: Sequence[float], null_ms: float, hosts: Sequence[HostDelta | None], cover_ms: float
+    reported_ms: float,
+    walls_ms: Sequence[float],
+    null_ms: float,
+    hosts: Sequence[HostDelta | None],
+    cover_ms: float,
+    served: tuple[Sequence[float], float] | None = None,
 ) -> CrossCheck:
     """The verdict on timed calls made behind a cover of `cover_ms`, whose round trips were `walls_ms` and
-    host times `hosts`."""
+    host times `hosts`. `served`: the process's own times from request to reply per call and a null call's, for
+    the note only (what the process says decides nothing)."""
     if not walls_ms:
         raise ValueError("no timed call to cross-check")
     waits = [h.load_wait_ms if h is not None else 0.0 for h in hosts] or [0.0] * len(walls_ms)
@@ -99,9 +122,10 @@ def cross_check(
     known = [h.cpu_ms for h in hosts if h is not None]
     cpu = statistics.median(known) if known and len(known) == len(walls_ms) else None
     wait = statistics.median(waits)
+    said = (statistics.median(served[0]), served[1]) if served is not None and served[0] else (None, None)
     if outside <= OUTSIDE_FACTOR * reported_ms + OUTSIDE_SLACK_MS:
-        return CrossCheck("ok", outside, per_call, wait, cpu)
+        return CrossCheck("ok", outside, per_call, wait, cpu, *said)
     excess = outside - reported_ms
     if cpu is not None and cpu >= cover_ms + HOST_SHARE * excess:
-        return CrossCheck("host_bound", outside, per_call, wait, cpu)
-    return CrossCheck("unexplained", outside, per_call, wait, cpu)
+        return CrossCheck("host_bound", outside, per_call, wait, cpu, *said)
+    return CrossCheck("unexplained", outside, per_call, wait, cpu, *said)

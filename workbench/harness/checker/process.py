@@ -329,12 +329,13 @@ class TimedCallSampler:
         self.walls: list[float] = []
         self.hosts: list[HostDelta | None] = []
         self.tails: list[tuple[float, float]] = []  # (hidden_ms, ms) of each timed call (stream_tails.py)
+        self.served: list[float] = []  # the process's own request-to-reply time of each (untrusted: the note only)
         self.count = 0
         self.issued = 0  # timed calls over every measurement of the workload: each gets a trial number of its own
         self.warm_calls = 0
 
     def reset(self) -> None:
-        self.reservoir, self.walls, self.hosts, self.tails, self.count = [], [], [], [], 0
+        self.reservoir, self.walls, self.hosts, self.tails, self.served, self.count = [], [], [], [], [], 0
 
     def timed(self, method: Method) -> Callable[[int, float], CallTime]:
         def call(index: int, cover: float) -> CallTime:
@@ -347,6 +348,7 @@ class TimedCallSampler:
             reply = self.checker.call(slot, replay=method == "graph", timed=True, cover_ms=cover)
             self.hosts.append(host_times.delta(before, host_times.sample(self.pids)))
             self.walls.append(reply.wall_ms)
+            self.served.append(reply.served_ms)
             self.tails.append((reply.hidden_ms, reply.ms))
             if len(self.reservoir) < SAMPLED_CALLS or self.rng.random() < SAMPLED_CALLS / self.count:
                 index_in = len(self.reservoir) if len(self.reservoir) < SAMPLED_CALLS else self.rng.randrange(SAMPLED_CALLS)
@@ -386,14 +388,15 @@ def calibrate_nulls(
     found: dict[tuple[str, Method], NullCalibration] = {}
     for name, outputs in specs.items():
         for method in ("events", "graph"):
-            medians = []
+            medians, served = [], []
             for cover in (plan.min_ms, plan.max_ms):
-                walls = [
-                    solution.call(0, outputs, null=True, replay=method == "graph", timed=True, cover_ms=cover).wall_ms
+                replies = [
+                    solution.call(0, outputs, null=True, replay=method == "graph", timed=True, cover_ms=cover)
                     for _ in range(NULL_CALLS)
                 ]
-                medians.append(statistics.median(walls))
-            found[(name, method)] = NullCalibration(plan.min_ms, medians[0], plan.max_ms, medians[1])
+                medians.append(statistics.median(r.wall_ms for r in replies))
+                served.append(statistics.median(r.served_ms for r in replies))
+            found[(name, method)] = NullCalibration(plan.min_ms, medians[0], plan.max_ms, medians[1], served[0], served[1])
     return found
 
 
@@ -463,9 +466,14 @@ def time_workload(
     tail = hidden_work(sampler.tails[-latency.reps :])
     if tail is not None:
         raise TrialFailure("policy_violation", tail.detail, [tail])
-    null_ms = nulls[(workload.name, method)].at(latency.cover_ms)
+    null = nulls[(workload.name, method)]
     crossed = cross_check(
-        latency.median_ms, sampler.walls[-latency.reps :], null_ms, sampler.hosts[-latency.reps :], latency.cover_ms
+        latency.median_ms,
+        sampler.walls[-latency.reps :],
+        null.at(latency.cover_ms),
+        sampler.hosts[-latency.reps :],
+        latency.cover_ms,
+        served=(sampler.served[-latency.reps :], null.served_at(latency.cover_ms)),
     )
     result.outside_ms = crossed.outside_ms
     if crossed.verdict != "ok":  # host time, a shared device or a forged figure: no verdict, the checker's clock counts

@@ -62,6 +62,7 @@ class CallReply:
     outputs: list[OutputDescription]
     mutated: list[str]  # inputs that are not state and changed in the call (checked in the process)
     hidden_ms: float = 0.0  # device time its work ran past the end event on other streams (stream_tails.py)
+    served_ms: float = 0.0  # the process's own time from reading the request to replying (untrusted: notes only)
 
 
 @dataclass
@@ -302,6 +303,7 @@ class RemoteSolution:
             wall_ms=wall_ms,
             launch_ms=min(parsed.launch_ms, wall_ms),
             hidden_ms=parsed.hidden_ms,
+            served_ms=parsed.served_ms,
             launches=parsed.launches,
             launch_counts=dict(parsed.launch_counts),
             violations=list(parsed.violations),

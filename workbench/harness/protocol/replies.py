@@ -99,13 +99,14 @@ class CallReplyModel(OkReply):
     host_ms: float
     launch_ms: float
     hidden_ms: float = 0.0  # device time the call's work ran past its end event on other streams (stream_tails.py)
+    served_ms: float = 0.0  # from reading the request to sending this reply, in the process (diagnostic only)
     launches: int = Field(ge=0)
     launch_counts: dict[str, int]  # launches per Triton kernel name (a name's count counted in `launches`)
     violations: list[Violation]
     outputs: list[OutputDescription]
     mutated: list[str]
 
-    _finite = field_validator("ms", "host_ms", "launch_ms", "hidden_ms")(_finite_non_negative)
+    _finite = field_validator("ms", "host_ms", "launch_ms", "hidden_ms", "served_ms")(_finite_non_negative)
 
     @field_validator("launch_counts")
     @classmethod

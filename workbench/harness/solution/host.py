@@ -189,6 +189,7 @@ class HeldReplies:
     def __init__(self, wire: Channel) -> None:
         self.wire = wire
         self.pending: list[tuple[dict[str, Any], list[torch.Tensor]]] = []
+        self.received_at: float | None = None  # when the request being served was read (PERF_COUNTER)
 
     def send(self, message: dict[str, Any], tensors: Sequence[torch.Tensor] = ()) -> None:
         self.pending.append((message, list(tensors)))
@@ -201,6 +202,8 @@ class HeldReplies:
         held, self.pending = self.pending, []
         while held:
             message, tensors = held.pop(0)
+            if "host_ms" in message and self.received_at is not None:  # a call's reply: how long it was served here
+                message["served_ms"] = (PERF_COUNTER() - self.received_at) * 1e3
             self.wire.send(message, tensors)
             del message, tensors
 
@@ -250,6 +253,7 @@ class Host:
                 message, tensors = self.channel.recv(device=self.device)
             except ChannelClosed:
                 return
+            self.channel.received_at = PERF_COUNTER()
             op = message.get("op")
             if op == "exit":
                 return
