@@ -74,26 +74,27 @@ def main(argv: list[str] | None = None) -> int:
         for seed in range(args.seeds):
             G = inputs.make_inputs(workload.axes, 1000 + seed, "cuda")["G"]
             exact, t64 = timed(reference.exact_float64, G)
-            tf32, t_tf32 = timed(reference.exact_tf32x3, G)
-            f16, t_f16 = timed(reference.exact_f16x3, G)
-            ref = chunked(reference.reference, G)
-            line = {
+            line: dict[str, object] = {
                 "workload": workload.name,
                 "seed": seed,
                 "device": torch.cuda.get_device_name(),
                 "torch": torch.__version__,
                 "float64_s": round(t64, 3),
-                "tf32x3_s": round(t_tf32, 3),
-                "f16x3_s": round(t_f16, 3),
-                "tf32x3_d": distance(tf32, exact),
-                "f16x3_d": distance(f16, exact),
-                "reference_err": distance(ref, exact),
+                "reference_err": distance(chunked(reference.reference, G), exact),
             }
+            for name in ("tf32x3", "f16x3"):
+                try:  # one oracle failing (a product this torch lacks) still leaves the other's figures
+                    got, seconds = timed(getattr(reference, f"exact_{name}"), G)
+                except (RuntimeError, TypeError) as exc:
+                    line[f"{name}_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    continue
+                line[f"{name}_s"], line[f"{name}_d"] = round(seconds, 3), distance(got, exact)
+                del got
             print(json.dumps(line), flush=True)
             if args.out is not None:
                 with args.out.open("a") as out:
                     out.write(json.dumps(line) + "\n")
-            del G, exact, tf32, f16, ref
+            del G, exact
             torch.cuda.empty_cache()
     return 0
 
