@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import runpy
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,13 +38,19 @@ def test_a_shell_script_refuses_a_bad_argument_in_one_line(script: str, arg: str
     assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("error:"), result.stderr
 
 
-def test_the_cheats_runner_answers_help_and_refuses_an_unknown_task_before_any_evaluation(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    main = runpy.run_path(str(REPO / "scripts" / "gpu_task_cheats.py"))["main"]
+def _main_answering_help(script: str, capsys: pytest.CaptureFixture[str]) -> Callable[[list[str]], int]:
+    """The script's `main`, once it has printed its usage for `--help` and exited 0."""
+    main: Callable[[list[str]], int] = runpy.run_path(str(REPO / "scripts" / script))["main"]
     with pytest.raises(SystemExit) as helped:
         main(["--help"])
     assert helped.value.code == 0 and capsys.readouterr().out.startswith("usage: ")
+    return main
+
+
+def test_the_cheats_runner_answers_help_and_refuses_an_unknown_task_before_any_evaluation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    main = _main_answering_help("gpu_task_cheats.py", capsys)
     assert main(["muon_orthogonalize", "no_such_task"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and err.startswith("error:") and "no_such_task" in err
@@ -52,10 +59,7 @@ def test_the_cheats_runner_answers_help_and_refuses_an_unknown_task_before_any_e
 def test_the_muon_oracle_measurement_answers_help_and_refuses_bad_input_in_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    main = runpy.run_path(str(REPO / "scripts" / "muon_oracle_precision.py"))["main"]
-    with pytest.raises(SystemExit) as helped:
-        main(["--help"])
-    assert helped.value.code == 0 and capsys.readouterr().out.startswith("usage: ")
+    main = _main_answering_help("muon_oracle_precision.py", capsys)
     with pytest.raises(SystemExit) as refused:
         main(["--seeds", "0"])
     err = capsys.readouterr().err

@@ -307,28 +307,7 @@ def _per_matrix_sums(
     diff_sq: torch.Tensor, scale_sq: torch.Tensor, widths: list[int], matrices: list[int]
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Sums of `diff_sq` and `scale_sq` over each matrix of a block (pair i: matrices[i] rows of widths[i] values,
-    in order), as [matrices] float64. Matrices of widths within a factor 2 are summed together, as the rows of
-    one zero-padded [rows, width] gather: plain row sums, the same bits on every run (no atomics)."""
-    device = diff_sq.device
-    starts, row_widths = [], []
-    offset = 0
-    for w, m in zip(widths, matrices, strict=True):
-        for _ in range(m):
-            starts.append(offset)
-            row_widths.append(w)
-            offset += w
-    sums = torch.zeros((2, len(starts)), dtype=torch.float64, device=device)
-    classes: dict[int, list[int]] = {}
-    for row, w in enumerate(row_widths):
-        classes.setdefault(max(w - 1, 0).bit_length(), []).append(row)
-    both = torch.stack((diff_sq, scale_sq))
-    for rows in classes.values():
-        width = max(row_widths[r] for r in rows)
-        index = torch.tensor(rows, device=device)
-        first = torch.tensor([starts[r] for r in rows], device=device)
-        span = torch.tensor([row_widths[r] for r in rows], device=device)
-        column = torch.arange(width, device=device)
-        inside = column < span[:, None]
-        where = torch.where(inside, first[:, None] + column, 0)
-        sums[:, index] = torch.where(inside, both[:, where], 0.0).sum(dim=2)
-    return sums[0], sums[1]
+    in order), as [matrices] float64: each matrix one run of `_per_pair` (plain row sums, no atomics)."""
+    runs = [w for w, m in zip(widths, matrices, strict=True) for _ in range(m)]
+    diff, scale = _per_pair([(diff_sq, "sum", 0.0), (scale_sq, "sum", 0.0)], runs)
+    return diff, scale
